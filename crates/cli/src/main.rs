@@ -1,0 +1,53 @@
+//! `banco`: one binary for every service, client and tool of a banco table.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod judge;
+mod odds;
+mod roads;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "banco",
+    version,
+    about = "Live Punto Banco: rules, services and tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The rules engine as a tool: judge hands for an audit replay.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Exact probabilities and return to player of a shoe, full or depleted.
+    Odds(odds::OddsArgs),
+    /// Draw the scoreboard roads (bead plate, Big Road, derived roads) of a run of results.
+    Roads(roads::RoadsArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// Reads JSON lines `{"cards": [...]}` on stdin and prints one judged hand per line.
+    Judge(judge::JudgeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
+        Command::Odds(args) => odds::run(&args),
+        Command::Roads(args) => roads::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("banco: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

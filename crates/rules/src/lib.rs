@@ -1,0 +1,24 @@
+//! # banco-rules
+//!
+//! The Punto Banco rules that every other part of banco trusts with money: cards and their
+//! notation, the shoe, the coup being dealt and its third-card rule, bets, paytables and
+//! settlement in integer minor units, exact odds of any shoe, and the scoreboard roads.
+//!
+//! No I/O, no async, no clock, no hidden randomness: a shuffle takes its generator as an
+//! argument, so a seeded shoe replays card for card.
+
+pub mod bet;
+pub mod card;
+pub mod composition;
+pub mod coup;
+pub mod draw;
+pub mod odds;
+pub mod outcome;
+pub mod roads;
+pub mod settle;
+pub mod shoe;
+
+pub use bet::{BetKind, Payout, Paytable, UnknownBet, UnknownPaytable};
+pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
+pub use composition::{BadDeckCount, Composition, MAX_DECKS, NotInShoe};
+pub use outcome::{Side, Winner};
