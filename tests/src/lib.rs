@@ -1,1 +1,42 @@
-//! End-to-end tests live in `tests/tests/`; this crate has no library code of its own.
+//! Helpers for banco's end-to-end tests: they run the real `banco` binary as a separate
+//! process, as an operator or an auditor would.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The `banco` binary of this workspace, built once per test process.
+///
+/// The tests crate cannot name another package's binary through cargo, so it asks cargo to
+/// build it with the same profile into the same target directory.
+pub fn banco() -> Command {
+    Command::new(banco_path())
+}
+
+fn banco_path() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "--package",
+                "banco-cli",
+                "--bin",
+                "banco",
+            ])
+            .current_dir(&root)
+            .status();
+        assert!(
+            matches!(status, Ok(s) if s.success()),
+            "could not build the banco binary: {status:?}"
+        );
+        let target =
+            std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+        target
+            .join("debug")
+            .join(format!("banco{}", std::env::consts::EXE_SUFFIX))
+    })
+}

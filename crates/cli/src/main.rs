@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod demo;
 mod judge;
 mod odds;
 mod roads;
@@ -28,6 +29,8 @@ enum Command {
     Odds(odds::OddsArgs),
     /// Draw the scoreboard roads (bead plate, Big Road, derived roads) of a run of results.
     Roads(roads::RoadsArgs),
+    /// Play one seeded shoe through the rules: every hand, its settlement, roads and odds.
+    Demo(demo::DemoArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
         Command::Odds(args) => odds::run(&args),
         Command::Roads(args) => roads::run(&args),
+        Command::Demo(args) => demo::run(&args),
     };
     match result {
         Ok(code) => code,

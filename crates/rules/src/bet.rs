@@ -210,21 +210,34 @@ impl fmt::Display for Payout {
         if n == 1 {
             return write!(f, "1:{d}");
         }
-        for places in 1..=6u32 {
-            let scale = 10u64.pow(places);
-            if (n * scale) % d == 0 {
-                let scaled = n * scale / d;
-                return write!(
-                    f,
-                    "{}.{:0width$}:1",
-                    scaled / scale,
-                    scaled % scale,
-                    width = places as usize
-                );
-            }
+        match short_decimal(i128::from(n), i128::from(d), 6) {
+            Some(decimal) => write!(f, "{decimal}:1"),
+            None => write!(f, "{n}:{d}"),
         }
-        write!(f, "{n}:{d}")
     }
+}
+
+/// `n / d` written as a decimal with at most `max_places` places (`0.95`, `1.5`), or
+/// `None` when it has no such exact form (`1/3`) or `d` is not positive.
+pub(crate) fn short_decimal(n: i128, d: i128, max_places: u32) -> Option<String> {
+    if d <= 0 {
+        return None;
+    }
+    if n % d == 0 {
+        return Some((n / d).to_string());
+    }
+    (1..=max_places).find_map(|places| {
+        let scale = 10i128.pow(places);
+        ((n * scale) % d == 0).then(|| {
+            let digits = n * scale / d;
+            format!(
+                "{}.{:0width$}",
+                digits / scale,
+                digits % scale,
+                width = places as usize
+            )
+        })
+    })
 }
 
 impl FromStr for Payout {

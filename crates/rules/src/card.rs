@@ -52,11 +52,16 @@ impl Suit {
     }
 
     fn from_text(text: &str) -> Option<Suit> {
+        // A symbol may carry U+FE0F (emoji presentation) right after it, and nowhere else.
+        let text = match text.strip_suffix('\u{FE0F}') {
+            Some(symbol) if !symbol.is_ascii() => symbol,
+            _ => text,
+        };
         match text {
-            "S" | "s" | "♠" | "♤" => Some(Suit::Spades),
-            "H" | "h" | "♥" | "♡" => Some(Suit::Hearts),
-            "D" | "d" | "♦" | "♢" => Some(Suit::Diamonds),
-            "C" | "c" | "♣" | "♧" => Some(Suit::Clubs),
+            "S" | "s" | "♠" => Some(Suit::Spades),
+            "H" | "h" | "♥" => Some(Suit::Hearts),
+            "D" | "d" | "♦" => Some(Suit::Diamonds),
+            "C" | "c" | "♣" => Some(Suit::Clubs),
             _ => None,
         }
     }
@@ -259,14 +264,12 @@ impl Card {
                     input: input.to_owned(),
                 });
         }
-        // Symbols may carry U+FE0F (emoji presentation); it changes nothing.
-        let cleaned: String = text.chars().filter(|c| *c != '\u{FE0F}').collect();
-        let rank_len = if cleaned.starts_with("10") {
+        let rank_len = if text.starts_with("10") {
             2
         } else {
-            cleaned.chars().next().map_or(0, char::len_utf8)
+            text.chars().next().map_or(0, char::len_utf8)
         };
-        let (rank_text, suit_text) = cleaned.split_at(rank_len);
+        let (rank_text, suit_text) = text.split_at(rank_len);
         let Some(rank) = Rank::from_text(rank_text) else {
             return Err(CardParseError::BadRank {
                 input: input.to_owned(),

@@ -33,7 +33,9 @@ impl Composition {
         if decks == 0 || decks > MAX_DECKS {
             return Err(BadDeckCount(decks));
         }
-        Ok(Composition { counts: [u16::from(decks); 52] })
+        Ok(Composition {
+            counts: [u16::from(decks); 52],
+        })
     }
 
     /// A composition with explicit counts (index order, see [`Card::index`]).
@@ -63,7 +65,10 @@ impl Composition {
     pub fn remove(&mut self, card: Card, decks: u8) -> Result<(), NotInShoe> {
         let slot = &mut self.counts[usize::from(card.index())];
         if *slot == 0 {
-            return Err(NotInShoe { card, decks_worth: u16::from(decks) });
+            return Err(NotInShoe {
+                card,
+                decks_worth: u16::from(decks),
+            });
         }
         *slot -= 1;
         Ok(())

@@ -21,4 +21,11 @@ pub mod shoe;
 pub use bet::{BetKind, Payout, Paytable, UnknownBet, UnknownPaytable};
 pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
 pub use composition::{BadDeckCount, Composition, MAX_DECKS, NotInShoe};
+pub use coup::{Coup, CoupResult, DealError, Due, JudgeError};
+pub use odds::{OddsError, Probabilities, Rtp, probabilities, rtp};
 pub use outcome::{Side, Winner};
+pub use roads::Scoreboard;
+pub use settle::{
+    Bet, BetOutcome, Rounding, SettleError, Settlement, bet_outcome, settle, settle_bet,
+};
+pub use shoe::{Shoe, ShoeConfig, ShoeError, ShoeState, ShuffledShoe};
