@@ -184,7 +184,9 @@ fn cargo(args: &[&str]) -> Result<()> {
 }
 
 fn target_dir(root: &Path) -> PathBuf {
-    env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+    env::var_os("CARGO_TARGET_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 /// The workspace root: two levels above this crate's manifest.
