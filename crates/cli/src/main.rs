@@ -8,6 +8,8 @@ mod demo;
 mod judge;
 mod odds;
 mod roads;
+mod token;
+mod validator;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +33,11 @@ enum Command {
     Roads(roads::RoadsArgs),
     /// Play one seeded shoe through the rules: every hand, its settlement, roads and odds.
     Demo(demo::DemoArgs),
+    /// Serve RulesService, the stateless rules authority, with health and reflection.
+    Validator(validator::ValidatorArgs),
+    /// Signing keys and signed, expiring bearer tokens for every role.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +53,8 @@ fn main() -> ExitCode {
         Command::Odds(args) => odds::run(&args),
         Command::Roads(args) => roads::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Validator(args) => validator::run(&args),
+        Command::Token(command) => token::run(&command),
     };
     match result {
         Ok(code) => code,

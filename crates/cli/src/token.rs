@@ -1,0 +1,119 @@
+//! `banco token`: the key pair that signs bearer tokens, and the tokens themselves.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, bail};
+use banco_auth::keys::{
+    generate_signing_key, load_signing_key, save_signing_key, save_verifying_key,
+};
+use banco_auth::{Issuer, Role, check_subject};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Create a signing key (`signing.key`, mode 0600) and its public key (`signing.pub`),
+    /// which every service is given to check tokens.
+    Keygen {
+        /// Folder to write the two files into; existing files are never overwritten.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Issue a signed, expiring token for one subject and role; prints it on stdout.
+    Issue {
+        /// The signing key file made by `banco token keygen`.
+        #[arg(long, default_value = "signing.key")]
+        key: PathBuf,
+        /// croupier, player, auditor or service.
+        #[arg(long)]
+        role: String,
+        /// Who the token is for: the player's account, the croupier's name, the service.
+        #[arg(long)]
+        sub: String,
+        /// Lifetime: a number with s, m, h or d (`90s`, `30m`, `8h`, `7d`).
+        #[arg(long, default_value = "8h")]
+        ttl: String,
+        /// The deployment the token is for; services refuse tokens for another.
+        #[arg(long, default_value = "banco")]
+        audience: String,
+    },
+}
+
+pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TokenCommand::Keygen { dir } => {
+            let key = generate_signing_key()?;
+            let secret = dir.join("signing.key");
+            let public = dir.join("signing.pub");
+            save_signing_key(&secret, &key)?;
+            save_verifying_key(&public, &key.verifying_key())?;
+            eprintln!(
+                "wrote {} (secret, 0600) and {}",
+                secret.display(),
+                public.display()
+            );
+        }
+        TokenCommand::Issue {
+            key,
+            role,
+            sub,
+            ttl,
+            audience,
+        } => {
+            let role: Role = role.parse()?;
+            check_subject(sub).with_context(|| format!("--sub {sub}"))?;
+            let ttl = parse_ttl(ttl)?;
+            let issuer = Issuer::new(load_signing_key(key)?, audience)?;
+            println!("{}", issuer.issue(sub, role, ttl, SystemTime::now())?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `90s`, `30m`, `8h`, `7d`.
+pub(crate) fn parse_ttl(text: &str) -> anyhow::Result<Duration> {
+    let unit_at = text.len().saturating_sub(1);
+    let (number, unit) = text.split_at(unit_at);
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => bail!("--ttl {text}: expected a number followed by s, m, h or d (e.g. 8h)"),
+    };
+    let n: u64 = number
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .with_context(|| format!("--ttl {text}: `{number}` is not a positive whole number"))?;
+    let seconds = n
+        .checked_mul(scale)
+        .with_context(|| format!("--ttl {text}: too long"))?;
+    Ok(Duration::from_secs(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_forms() {
+        assert_eq!(parse_ttl("90s").ok(), Some(Duration::from_secs(90)));
+        assert_eq!(parse_ttl("30m").ok(), Some(Duration::from_secs(1800)));
+        assert_eq!(parse_ttl("8h").ok(), Some(Duration::from_secs(28_800)));
+        assert_eq!(parse_ttl("7d").ok(), Some(Duration::from_secs(604_800)));
+        for bad in [
+            "",
+            "h",
+            "0h",
+            "-1h",
+            "8",
+            "8w",
+            "1.5h",
+            "99999999999999999999d",
+        ] {
+            let err = parse_ttl(bad).expect_err(bad).to_string();
+            assert!(err.contains(&format!("--ttl {bad}")), "{err}");
+        }
+    }
+}

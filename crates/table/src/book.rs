@@ -1,0 +1,254 @@
+//! The bet book of one round, and the table's bet rules applied to a request.
+//!
+//! A request adds chips to positions; the limits, the self-limit and the progression cap
+//! apply to the player's resulting total on each position. [`check_bets`] is pure: it
+//! says what would be accepted (after raising to the minimum) or why not, position by
+//! position, and the table then posts it all or nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use banco_rules::BetKind;
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{TablePolicy, UnderMinimum};
+
+/// A player's stakes in one round, by position.
+pub type Stakes = BTreeMap<BetKind, i64>;
+
+/// What everyone has on one position: what a subscriber sees of other players' bets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PositionTotal {
+    pub amount: i64,
+    pub bettors: u32,
+}
+
+/// The stakes of every player in the round.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Book {
+    bets: BTreeMap<String, Stakes>,
+}
+
+impl Book {
+    pub fn of(&self, player: &str) -> Option<&Stakes> {
+        self.bets.get(player)
+    }
+
+    pub fn players(&self) -> &BTreeMap<String, Stakes> {
+        &self.bets
+    }
+
+    /// Sum of every stake in the book.
+    pub fn total(&self) -> i64 {
+        self.bets.values().flat_map(|s| s.values()).sum()
+    }
+
+    pub fn totals(&self) -> BTreeMap<BetKind, PositionTotal> {
+        let mut totals: BTreeMap<BetKind, PositionTotal> = BTreeMap::new();
+        for (&kind, &amount) in self.bets.values().flat_map(|s| s.iter()) {
+            let t = totals.entry(kind).or_default();
+            t.amount += amount;
+            t.bettors += 1;
+        }
+        totals
+    }
+
+    pub(crate) fn add(&mut self, player: &str, bets: &[(BetKind, i64)]) {
+        let stakes = self.bets.entry(player.to_owned()).or_default();
+        for &(kind, amount) in bets {
+            *stakes.entry(kind).or_insert(0) += amount;
+        }
+    }
+
+    pub(crate) fn clear(&mut self, player: &str) -> Option<Stakes> {
+        self.bets.remove(player)
+    }
+}
+
+/// A stake raised to the position's minimum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Raise {
+    pub kind: BetKind,
+    /// What the player asked to add.
+    pub asked: i64,
+    /// What was added, so that the position holds the minimum.
+    pub accepted: i64,
+}
+
+/// Why one position of a request was refused. Amounts are the player's resulting total
+/// on the position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum PositionRefusal {
+    #[error("{kind}: {amount} is not a positive number of minor units")]
+    NonPositive { kind: BetKind, amount: i64 },
+    #[error("{kind}: {total} is under the table minimum of {min}")]
+    UnderMinimum { kind: BetKind, total: i64, min: i64 },
+    #[error("{kind}: {total} is over the table maximum of {max}")]
+    OverMaximum { kind: BetKind, total: i64, max: i64 },
+    #[error("{kind}: {total} is over your self-limit of {limit} per bet")]
+    OverSelfLimit {
+        kind: BetKind,
+        total: i64,
+        limit: i64,
+    },
+    #[error(
+        "{kind}: {total} is over the progression cap of {cap} (your previous stake {previous} plus 50%, rounded down), from the 4th consecutive round on a chance"
+    )]
+    ProgressionCap {
+        kind: BetKind,
+        total: i64,
+        previous: i64,
+        cap: i64,
+    },
+    #[error("tie: may only be bet together with a player or banker bet in the same round")]
+    TieWithoutMainBet,
+}
+
+/// The positions a request added, after raises.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    /// One entry per position, in position order; duplicates in the request are merged.
+    pub bets: Vec<(BetKind, i64)>,
+    pub raised: Vec<Raise>,
+}
+
+impl Accepted {
+    pub fn total(&self) -> i64 {
+        self.bets.iter().map(|&(_, a)| a).sum()
+    }
+}
+
+/// The refusals of one request, all of them, so the player can fix every one at once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PositionRefusals(pub Vec<PositionRefusal>);
+
+impl fmt::Display for PositionRefusals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What the rules need to know about the player besides the request.
+#[derive(Clone, Copy, Debug)]
+pub struct PlayerContext<'a> {
+    /// Stakes already in this round.
+    pub existing: Option<&'a Stakes>,
+    pub self_limit: Option<i64>,
+    /// For Player and Banker: the previous round's stake when this round would be the
+    /// player's 4th (or later) consecutive one on that chance and the cap is on.
+    pub capped_previous: [Option<i64>; 2],
+}
+
+/// The largest total allowed on a capped chance: `previous + floor(previous / 2)`.
+pub const fn progression_cap(previous: i64) -> i64 {
+    previous.saturating_add(previous / 2)
+}
+
+fn main_index(kind: BetKind) -> Option<usize> {
+    match kind {
+        BetKind::Player => Some(0),
+        BetKind::Banker => Some(1),
+        _ => None,
+    }
+}
+
+/// Applies the table's bet rules to a request. Pure.
+pub fn check_bets(
+    policy: &TablePolicy,
+    request: &[(BetKind, i64)],
+    player: PlayerContext<'_>,
+) -> Result<Accepted, PositionRefusals> {
+    let mut refusals = Vec::new();
+    let mut merged: BTreeMap<BetKind, i64> = BTreeMap::new();
+    for &(kind, amount) in request {
+        if amount <= 0 {
+            refusals.push(PositionRefusal::NonPositive { kind, amount });
+            continue;
+        }
+        let slot = merged.entry(kind).or_insert(0);
+        *slot = slot.saturating_add(amount);
+    }
+    let existing = |kind: BetKind| {
+        player
+            .existing
+            .and_then(|s| s.get(&kind))
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut bets = Vec::new();
+    let mut raised = Vec::new();
+    for (&kind, &asked) in &merged {
+        let limits = policy.limits_of(kind);
+        let before = existing(kind);
+        let mut amount = asked;
+        let mut total = before.saturating_add(asked);
+        if total < limits.min {
+            match policy.under_minimum {
+                UnderMinimum::Raise => {
+                    amount = limits.min - before;
+                    total = limits.min;
+                    raised.push(Raise {
+                        kind,
+                        asked,
+                        accepted: amount,
+                    });
+                }
+                UnderMinimum::Reject => {
+                    refusals.push(PositionRefusal::UnderMinimum {
+                        kind,
+                        total,
+                        min: limits.min,
+                    });
+                    continue;
+                }
+            }
+        }
+        if total > limits.max {
+            refusals.push(PositionRefusal::OverMaximum {
+                kind,
+                total,
+                max: limits.max,
+            });
+            continue;
+        }
+        if let Some(limit) = player.self_limit
+            && total > limit
+        {
+            refusals.push(PositionRefusal::OverSelfLimit { kind, total, limit });
+            continue;
+        }
+        if let Some(previous) = main_index(kind).and_then(|i| player.capped_previous[i]) {
+            let cap = progression_cap(previous);
+            if total > cap {
+                refusals.push(PositionRefusal::ProgressionCap {
+                    kind,
+                    total,
+                    previous,
+                    cap,
+                });
+                continue;
+            }
+        }
+        bets.push((kind, amount));
+    }
+    if policy.tie_needs_main_bet && merged.contains_key(&BetKind::Tie) {
+        let main_after = [BetKind::Player, BetKind::Banker]
+            .iter()
+            .any(|&k| existing(k) > 0 || merged.contains_key(&k));
+        if !main_after {
+            refusals.push(PositionRefusal::TieWithoutMainBet);
+        }
+    }
+    if refusals.is_empty() {
+        Ok(Accepted { bets, raised })
+    } else {
+        Err(PositionRefusals(refusals))
+    }
+}

@@ -1,0 +1,135 @@
+//! Commands: everything that can change a table, with the time it happened.
+//!
+//! The time is part of the command (`now_ms`, unix milliseconds read from the server clock
+//! by the actor), never read inside the table, so that replaying journaled commands
+//! rebuilds the same state. Commands are journaled as JSON.
+
+use banco_rules::shoe::ShoeConfig;
+use banco_rules::{BetKind, Card};
+use serde::{Deserialize, Serialize};
+
+use crate::round_id::RoundId;
+
+/// Where a card came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardSource {
+    /// Read by the card scanner of the shoe.
+    Scanner,
+    /// Typed by the croupier.
+    Manual,
+    /// Drawn by the actor from a seeded shuffled shoe (automated tables).
+    Shuffler,
+}
+
+/// One command to a table. See [`crate::Table::apply`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// A freshly shuffled shoe goes into play (the previous one must have ended).
+    OpenShoe {
+        config: ShoeConfig,
+        by: String,
+        now_ms: u64,
+    },
+    /// The burn: the first card is exposed and as many burned as it counts.
+    Burn {
+        exposed: Card,
+        by: String,
+        now_ms: u64,
+    },
+    /// The croupier takes the shoe out of play between rounds.
+    EndShoe { by: String, now_ms: u64 },
+    /// Opens betting on the next round.
+    OpenBetting { by: String, now_ms: u64 },
+    /// Closes betting (live croupier, or an operator on any table).
+    CloseBetting { by: String, now_ms: u64 },
+    /// The clock moved: closes betting once `now_ms >= closes_at`. Does nothing otherwise.
+    Tick { now_ms: u64 },
+    /// Single-player tables: the player's own deal closes betting.
+    Deal { player: String, now_ms: u64 },
+    DealCard {
+        card: Card,
+        source: CardSource,
+        now_ms: u64,
+    },
+    /// Takes back the last card (before the result is confirmed), with a reason.
+    UndoLastCard {
+        reason: String,
+        by: String,
+        now_ms: u64,
+    },
+    /// The croupier confirms the result: every bet is settled.
+    ConfirmResult { by: String, now_ms: u64 },
+    /// Voids the round (malfunction): every stake is refunded.
+    VoidRound {
+        reason: String,
+        by: String,
+        now_ms: u64,
+    },
+    /// Adds stakes to positions of the open round, all or nothing.
+    PlaceBets {
+        player: String,
+        round_id: RoundId,
+        bets: Vec<(BetKind, i64)>,
+        key: String,
+        now_ms: u64,
+    },
+    /// Takes back all of the player's bets of the open round.
+    ClearBets {
+        player: String,
+        key: String,
+        now_ms: u64,
+    },
+    /// Places the bets of the player's last settled round again.
+    Rebet {
+        player: String,
+        key: String,
+        now_ms: u64,
+    },
+    /// The player's own maximum bet per position: lower only, once a week.
+    SetSelfLimit {
+        player: String,
+        max_bet_minor: i64,
+        now_ms: u64,
+    },
+    /// The operator (later a cashier service) credits a player.
+    Deposit {
+        player: String,
+        amount: i64,
+        key: String,
+        now_ms: u64,
+    },
+    /// A player's money leaves the table.
+    Withdraw {
+        player: String,
+        amount: i64,
+        key: String,
+        now_ms: u64,
+    },
+}
+
+impl Command {
+    /// The server time the command carries.
+    pub const fn now_ms(&self) -> u64 {
+        match self {
+            Command::OpenShoe { now_ms, .. }
+            | Command::Burn { now_ms, .. }
+            | Command::EndShoe { now_ms, .. }
+            | Command::OpenBetting { now_ms, .. }
+            | Command::CloseBetting { now_ms, .. }
+            | Command::Tick { now_ms }
+            | Command::Deal { now_ms, .. }
+            | Command::DealCard { now_ms, .. }
+            | Command::UndoLastCard { now_ms, .. }
+            | Command::ConfirmResult { now_ms, .. }
+            | Command::VoidRound { now_ms, .. }
+            | Command::PlaceBets { now_ms, .. }
+            | Command::ClearBets { now_ms, .. }
+            | Command::Rebet { now_ms, .. }
+            | Command::SetSelfLimit { now_ms, .. }
+            | Command::Deposit { now_ms, .. }
+            | Command::Withdraw { now_ms, .. } => *now_ms,
+        }
+    }
+}

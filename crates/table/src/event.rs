@@ -1,0 +1,201 @@
+//! Events: what an accepted command did, for subscribers, the console and the archive.
+//!
+//! Events are facts in the order they happened. The actor numbers them (`seq`) and decides
+//! who sees them: [`Event::private_to`] names the player an event belongs to (bets,
+//! balances, own settlement); the others are public.
+
+use std::collections::BTreeMap;
+
+use banco_rules::shoe::{Burn, ShoeConfig};
+use banco_rules::{BetKind, Card, CoupResult, Due, Settlement, Side};
+use serde::{Deserialize, Serialize};
+
+use crate::book::{PositionTotal, Raise, Stakes};
+use crate::command::CardSource;
+use crate::ledger::Entry;
+use crate::phase::{Correction, DealtCard, VoidRecord};
+use crate::round_id::RoundId;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    ShoeOpened {
+        shoe: u32,
+        config: ShoeConfig,
+        by: String,
+        at: u64,
+    },
+    Burned {
+        shoe: u32,
+        burn: Burn,
+        by: String,
+        at: u64,
+    },
+    BettingOpened {
+        round_id: RoundId,
+        opened_at: u64,
+        closes_at: Option<u64>,
+        /// This round is the last of the shoe (the cut card came out in the previous one).
+        last_hand: bool,
+    },
+    BettingClosed {
+        round_id: RoundId,
+        closed_at: u64,
+        /// Automated tables: the first card comes at this time.
+        draw_at: Option<u64>,
+    },
+    CardDealt {
+        round_id: RoundId,
+        card: Card,
+        to: Side,
+        /// What the next card is for; `Complete` when the coup is over.
+        due_next: Due,
+        source: CardSource,
+        at: u64,
+    },
+    /// The cut card came out with the last card: this hand is finished, one more is played.
+    CutCardOut {
+        round_id: RoundId,
+    },
+    CardUndone {
+        round_id: RoundId,
+        card: Card,
+        reason: String,
+        by: String,
+        at: u64,
+        due_next: Due,
+    },
+    Result {
+        round_id: RoundId,
+        result: CoupResult,
+    },
+    Settled {
+        round_id: RoundId,
+        /// Every settlement of every player, in position order.
+        players: BTreeMap<String, Vec<Settlement>>,
+        /// The house's gain (positive) or loss on the round.
+        house_net: i64,
+        at: u64,
+    },
+    RoundVoided {
+        round_id: RoundId,
+        void: VoidRecord,
+        /// Total refunded to each player.
+        refunds: BTreeMap<String, i64>,
+    },
+    BetsAccepted {
+        player: String,
+        round_id: RoundId,
+        key: String,
+        /// What was added to each position, after raises.
+        bets: Vec<(BetKind, i64)>,
+        raised: Vec<Raise>,
+        /// The player's stakes in the round after this request.
+        stakes: Stakes,
+    },
+    BetsCleared {
+        player: String,
+        round_id: RoundId,
+        key: String,
+        refunded: Stakes,
+    },
+    /// Everyone's bets on each position after a change (public).
+    BetTotals {
+        round_id: RoundId,
+        totals: BTreeMap<BetKind, PositionTotal>,
+    },
+    /// The next round will be the shoe's last.
+    LastHand {
+        shoe: u32,
+    },
+    ShoeEnded {
+        shoe: u32,
+        /// The croupier who ended it early; `None` when it ran out after its last hand.
+        by: Option<String>,
+        at: u64,
+    },
+    BalanceChanged {
+        player: String,
+        balance: i64,
+    },
+    SelfLimitSet {
+        player: String,
+        max_bet_minor: i64,
+        at: u64,
+    },
+    Deposited {
+        player: String,
+        amount: i64,
+        key: String,
+    },
+    Withdrawn {
+        player: String,
+        amount: i64,
+        key: String,
+    },
+    /// A retried request (same idempotency key): this is its original result; nothing
+    /// changed. The actor answers the caller with it and publishes nothing.
+    Replayed {
+        player: String,
+        key: String,
+        original: Vec<Event>,
+    },
+    /// The record of a settled or voided round, for the archive outbox.
+    RoundFinished(Box<FinishedRound>),
+}
+
+impl Event {
+    /// The player an event is private to; `None` for public events.
+    pub fn private_to(&self) -> Option<&str> {
+        match self {
+            Event::BetsAccepted { player, .. }
+            | Event::BetsCleared { player, .. }
+            | Event::BalanceChanged { player, .. }
+            | Event::SelfLimitSet { player, .. }
+            | Event::Deposited { player, .. }
+            | Event::Withdrawn { player, .. }
+            | Event::Replayed { player, .. } => Some(player),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the archive keeps of one round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinishedRound {
+    pub round_id: RoundId,
+    pub table: String,
+    pub shoe: u32,
+    pub hand: u32,
+    pub betting_opened_at: u64,
+    pub betting_closed_at: Option<u64>,
+    /// Cards in dealing order, as finally dealt (taken-back ones are in `corrections`).
+    pub cards: Vec<DealtCard>,
+    pub corrections: Vec<Correction>,
+    pub void: Option<VoidRecord>,
+    pub result: Option<CoupResult>,
+    /// Every player's stakes by position.
+    pub bets: BTreeMap<String, Stakes>,
+    /// Empty for a void round.
+    pub settlements: BTreeMap<String, Vec<Settlement>>,
+    /// Every ledger entry of the round, in order.
+    pub entries: Vec<Entry>,
+    pub finished_at: u64,
+}
+
+/// What a console or a new subscriber is shown of the table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSnapshot {
+    pub table: String,
+    pub phase: crate::phase::Phase,
+    pub shoe: Option<u32>,
+    pub shoe_state: Option<banco_rules::ShoeState>,
+    pub cards_left: Option<u16>,
+    pub round_id: Option<RoundId>,
+    pub cards: Vec<DealtCard>,
+    /// What the next card is for, while cards may be dealt.
+    pub due: Option<Due>,
+    pub player_total: u8,
+    pub banker_total: u8,
+    pub bet_totals: BTreeMap<BetKind, PositionTotal>,
+}

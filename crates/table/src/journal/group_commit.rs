@@ -1,0 +1,215 @@
+//! [`GroupCommitter`]: puts a [`Journal`] on its own OS thread so async callers (the table
+//! actor is a tokio task) never block on fsync, and shares one fsync among every record
+//! that queued up while the previous fsync was running.
+//!
+//! The thread loop: wait for one request, drain whatever else is already queued (up to
+//! [`GroupCommitConfig::max_batch_records`] / `max_batch_bytes`), write them all, fsync
+//! once, then answer every waiter with its own sequence number. Under load, batches grow
+//! by themselves; when idle, a lone record is committed at once (no timer, no added latency).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::JournalError;
+use super::writer::Journal;
+
+/// Limits for one group commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCommitConfig {
+    /// Most records written under one fsync.
+    pub max_batch_records: usize,
+    /// Soft cap on payload bytes per batch: draining stops once it is reached (the record
+    /// that crossed it is still included).
+    pub max_batch_bytes: usize,
+    /// Requests that may wait in the queue; senders wait (asynchronously) beyond that.
+    pub queue_capacity: usize,
+}
+
+impl Default for GroupCommitConfig {
+    fn default() -> Self {
+        GroupCommitConfig {
+            max_batch_records: 256,
+            max_batch_bytes: 1 << 20,
+            queue_capacity: 4096,
+        }
+    }
+}
+
+/// Counters of the committer thread, for tests and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Batches written and fsynced successfully: exactly one fsync each.
+    pub commits: u64,
+    /// Records acknowledged.
+    pub records: u64,
+    /// Batches that failed (their waiters got an error).
+    pub failed_commits: u64,
+}
+
+#[derive(Debug, Default)]
+struct SharedStats {
+    commits: AtomicU64,
+    records: AtomicU64,
+    failed_commits: AtomicU64,
+}
+
+type Reply = oneshot::Sender<Result<u64, JournalError>>;
+
+#[derive(Debug)]
+struct Request {
+    payload: Vec<u8>,
+    reply: Reply,
+}
+
+/// A cloneable way to append through a [`GroupCommitter`].
+#[derive(Debug, Clone)]
+pub struct CommitHandle {
+    tx: mpsc::Sender<Request>,
+    path: Arc<PathBuf>,
+}
+
+impl CommitHandle {
+    /// Queues `payload` and waits until it is durable; returns its sequence number.
+    ///
+    /// Dropping the future after the request was queued does not cancel the write: the
+    /// record will still be committed, only the answer is lost.
+    pub async fn append(&self, payload: Vec<u8>) -> Result<u64, JournalError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Request { payload, reply })
+            .await
+            .map_err(|_| self.stopped())?;
+        answer.await.map_err(|_| self.stopped())?
+    }
+
+    /// The blocking form of [`CommitHandle::append`], for threads outside any async
+    /// runtime. Panics if called from within an async context (tokio's rule).
+    pub fn blocking_append(&self, payload: Vec<u8>) -> Result<u64, JournalError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .blocking_send(Request { payload, reply })
+            .map_err(|_| self.stopped())?;
+        answer.blocking_recv().map_err(|_| self.stopped())?
+    }
+
+    fn stopped(&self) -> JournalError {
+        JournalError::CommitterStopped {
+            path: self.path.as_ref().clone(),
+        }
+    }
+}
+
+/// Owns a [`Journal`] on a dedicated thread and commits queued appends in groups.
+#[derive(Debug)]
+pub struct GroupCommitter {
+    handle: CommitHandle,
+    stats: Arc<SharedStats>,
+    thread: JoinHandle<Journal>,
+}
+
+impl GroupCommitter {
+    /// Moves `journal` onto a new thread named `journal-commit`.
+    pub fn spawn(journal: Journal, config: GroupCommitConfig) -> Result<Self, JournalError> {
+        let path = Arc::new(journal.path().to_path_buf());
+        let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
+        let stats = Arc::new(SharedStats::default());
+        let thread_stats = Arc::clone(&stats);
+        let thread = std::thread::Builder::new()
+            .name("journal-commit".to_owned())
+            .spawn(move || run(journal, rx, config, &thread_stats))
+            .map_err(|source| JournalError::Io {
+                path: path.as_ref().clone(),
+                op: "spawn committer thread",
+                source,
+            })?;
+        Ok(GroupCommitter {
+            handle: CommitHandle { tx, path },
+            stats,
+            thread,
+        })
+    }
+
+    /// A handle to append from other tasks.
+    pub fn handle(&self) -> CommitHandle {
+        self.handle.clone()
+    }
+
+    /// Queues `payload` and waits until it is durable; returns its sequence number.
+    pub async fn append(&self, payload: Vec<u8>) -> Result<u64, JournalError> {
+        self.handle.append(payload).await
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> CommitStats {
+        CommitStats {
+            commits: self.stats.commits.load(Ordering::Relaxed),
+            records: self.stats.records.load(Ordering::Relaxed),
+            failed_commits: self.stats.failed_commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stops accepting appends, commits everything already queued, and gives the journal
+    /// back. Blocks until every other [`CommitHandle`] is dropped too (from async code, call
+    /// it through `spawn_blocking`).
+    pub fn shutdown(self) -> Result<Journal, JournalError> {
+        let GroupCommitter { handle, thread, .. } = self;
+        let path = handle.path.as_ref().clone();
+        drop(handle);
+        thread
+            .join()
+            .map_err(|_| JournalError::CommitterStopped { path })
+    }
+}
+
+fn run(
+    mut journal: Journal,
+    mut rx: mpsc::Receiver<Request>,
+    config: GroupCommitConfig,
+    stats: &SharedStats,
+) -> Journal {
+    let max_records = config.max_batch_records.max(1);
+    let mut batch: Vec<Request> = Vec::with_capacity(max_records);
+    while let Some(first) = rx.blocking_recv() {
+        let mut bytes = first.payload.len();
+        batch.push(first);
+        while batch.len() < max_records && bytes < config.max_batch_bytes {
+            match rx.try_recv() {
+                Ok(request) => {
+                    bytes += request.payload.len();
+                    batch.push(request);
+                }
+                Err(_) => break,
+            }
+        }
+        let payloads: Vec<&[u8]> = batch.iter().map(|r| r.payload.as_slice()).collect();
+        let result = journal.append_batch(&payloads);
+        drop(payloads);
+        match result {
+            Ok(seqs) => {
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .records
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                for (seq, request) in seqs.zip(batch.drain(..)) {
+                    // A waiter that went away still has its record committed.
+                    let _ = request.reply.send(Ok(seq));
+                }
+            }
+            Err(err) => {
+                stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+                let reason = err.to_string();
+                for request in batch.drain(..) {
+                    let _ = request.reply.send(Err(JournalError::Failed {
+                        path: journal.path().to_path_buf(),
+                        reason: reason.clone(),
+                    }));
+                }
+            }
+        }
+    }
+    journal
+}

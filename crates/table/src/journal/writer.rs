@@ -1,0 +1,246 @@
+//! [`Journal`]: the synchronous, single-owner append path. Every append is written and
+//! fsynced before it returns, so a returned sequence number is durable.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use super::error::{JournalError, TornTail};
+use super::format::{HEADER_LEN, MAX_PAYLOAD_LEN, encode_frame, header_bytes};
+use super::replay::{Record, scan};
+
+/// An open, append-only journal file with a single owner.
+///
+/// Failure policy: if a write or fsync fails (disk full, I/O error), the records of that
+/// call are not acknowledged, the file is truncated back to the last acknowledged record
+/// (best effort), and the journal is marked failed: every later append returns
+/// [`JournalError::Failed`] until the journal is reopened with [`Journal::open`], which
+/// re-reads and re-verifies the file from disk. Appends are refused rather than retried
+/// because after a failed fsync the kernel may have dropped the dirty pages while a later
+/// fsync still reports success, so nothing written after the failure could be trusted.
+///
+/// If the truncation back also fails (the disk is gone), the failed records may still be
+/// on disk and be replayed by the next open although they were never acknowledged. That is
+/// the same situation as a crash between the fsync and the reply, which every write-ahead
+/// log has: callers make commands idempotent (the ledger's idempotency keys).
+///
+/// One process must own a journal file at a time; this type does not lock the file.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Bytes of the file that hold the header and acknowledged records.
+    size_bytes: u64,
+    last_seq: u64,
+    fsyncs: u64,
+    failed: Option<String>,
+    torn_tail: Option<TornTail>,
+    /// Reused buffer for encoding a batch, so a batch is one `write` call.
+    scratch: Vec<u8>,
+}
+
+impl Journal {
+    /// Opens the journal at `path`, creating it if it does not exist, and replays it.
+    ///
+    /// Returns every valid record in order. A torn tail (a partial or damaged final record
+    /// with nothing valid after it) is truncated away and reported by
+    /// [`Journal::torn_tail`]; damage followed by valid records is
+    /// [`JournalError::Corrupt`] and the file is left untouched.
+    pub fn open(path: impl AsRef<Path>) -> Result<(Journal, Vec<Record>), JournalError> {
+        let path = path.as_ref().to_path_buf();
+        let io_err = |op: &'static str| {
+            let path = path.clone();
+            move |source| JournalError::Io { path, op, source }
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_err("open"))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io_err("read"))?;
+        let scanned = scan(&path, &bytes)?;
+        drop(bytes);
+
+        let mut size_bytes = scanned.valid_len;
+        let mut fsyncs = 0;
+        if size_bytes == 0 {
+            // New file (or a crash while creating one): write the header and make both the
+            // file and its directory entry durable before anything is appended.
+            file.set_len(0).map_err(io_err("truncate"))?;
+            file.seek(SeekFrom::Start(0)).map_err(io_err("seek"))?;
+            file.write_all(&header_bytes())
+                .map_err(io_err("write header"))?;
+            file.sync_data().map_err(io_err("fsync"))?;
+            sync_parent_dir(&path).map_err(io_err("fsync directory"))?;
+            fsyncs += 1;
+            size_bytes = HEADER_LEN;
+        } else if let Some(torn) = &scanned.torn_tail {
+            tracing::warn!(
+                path = %path.display(),
+                offset = torn.offset,
+                dropped_bytes = torn.dropped_bytes,
+                seq = torn.seq,
+                defect = %torn.defect,
+                "journal: truncating torn tail (an unacknowledged record cut by a crash)"
+            );
+            file.set_len(size_bytes)
+                .map_err(io_err("truncate torn tail"))?;
+            file.sync_data().map_err(io_err("fsync"))?;
+            fsyncs += 1;
+        }
+        file.seek(SeekFrom::Start(size_bytes))
+            .map_err(io_err("seek"))?;
+
+        let last_seq = scanned.records.last().map_or(0, |r| r.seq);
+        let journal = Journal {
+            path,
+            file,
+            size_bytes,
+            last_seq,
+            fsyncs,
+            failed: None,
+            torn_tail: scanned.torn_tail,
+            scratch: Vec::new(),
+        };
+        Ok((journal, scanned.records))
+    }
+
+    /// Appends one record, fsyncs, and returns its sequence number: durable on return.
+    pub fn append(&mut self, payload: &[u8]) -> Result<u64, JournalError> {
+        self.append_batch(&[payload]).map(|seqs| seqs.start)
+    }
+
+    /// Appends several records with one write and ONE fsync, returning their sequence
+    /// numbers (in order). An empty batch writes nothing and returns an empty range.
+    ///
+    /// A batch is not atomic: each record is framed and checksummed on its own, so a crash
+    /// during the write may keep a prefix of the batch. None of it was acknowledged yet, so
+    /// that is the same as a crash between a record's fsync and its reply. Sizes are checked
+    /// before anything is written: an oversized payload rejects the whole batch.
+    pub fn append_batch(&mut self, payloads: &[&[u8]]) -> Result<Range<u64>, JournalError> {
+        if let Some(reason) = &self.failed {
+            return Err(JournalError::Failed {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if let Some((index, payload)) = payloads
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.len() > MAX_PAYLOAD_LEN)
+        {
+            return Err(JournalError::PayloadTooLarge {
+                path: self.path.clone(),
+                index,
+                len: payload.len(),
+                max: MAX_PAYLOAD_LEN,
+            });
+        }
+        let first = self.last_seq + 1;
+        if payloads.is_empty() {
+            return Ok(first..first);
+        }
+        self.scratch.clear();
+        for (seq, payload) in (first..).zip(payloads) {
+            encode_frame(&mut self.scratch, seq, payload);
+        }
+        if let Err(source) = self.file.write_all(&self.scratch) {
+            return Err(self.fail("write", source));
+        }
+        if let Err(source) = self.file.sync_data() {
+            return Err(self.fail("fsync", source));
+        }
+        self.fsyncs += 1;
+        self.size_bytes += self.scratch.len() as u64;
+        self.last_seq += payloads.len() as u64;
+        if self.scratch.capacity() > 1 << 20 {
+            self.scratch = Vec::new();
+        }
+        Ok(first..self.last_seq + 1)
+    }
+
+    /// Marks the journal failed after `op` failed, rolling the file back to the last
+    /// acknowledged record. Returns the error to hand to the caller.
+    fn fail(&mut self, op: &'static str, source: std::io::Error) -> JournalError {
+        let mut reason = format!("{op} failed: {source}");
+        let rollback = self
+            .file
+            .set_len(self.size_bytes)
+            .and_then(|()| self.file.sync_data())
+            .and_then(|()| self.file.seek(SeekFrom::Start(self.size_bytes)).map(|_| ()));
+        if let Err(rollback_err) = rollback {
+            reason.push_str(&format!(
+                "; truncating back to {} bytes also failed ({rollback_err}): the unacknowledged \
+                 records may reappear on reopen",
+                self.size_bytes
+            ));
+        }
+        tracing::error!(path = %self.path.display(), %reason, "journal: append failed");
+        self.failed = Some(reason);
+        JournalError::Io {
+            path: self.path.clone(),
+            op,
+            source,
+        }
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of records in the journal (acknowledged ones, plus those replayed on open).
+    pub fn len(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// True if no record has been written.
+    pub fn is_empty(&self) -> bool {
+        self.last_seq == 0
+    }
+
+    /// Sequence number of the last record, 0 if there is none.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Sequence number the next append will get.
+    pub fn next_seq(&self) -> u64 {
+        self.last_seq + 1
+    }
+
+    /// Size of the valid part of the file in bytes (header plus records).
+    pub fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    /// Number of successful fsyncs of the file since it was opened (including the one that
+    /// made a new header or a torn-tail truncation durable). Lets tests and metrics see
+    /// how well group commit batches.
+    pub fn fsync_count(&self) -> u64 {
+        self.fsyncs
+    }
+
+    /// The torn tail that [`Journal::open`] cut off, if any.
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.torn_tail.as_ref()
+    }
+
+    /// Why appends are refused, if an earlier write or fsync failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+}
+
+/// Makes a newly created file's directory entry durable.
+fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()
+}

@@ -1,0 +1,20 @@
+//! The table actor: round phases, pacing, bet book, ledger, journal and recovery.
+
+pub mod book;
+pub mod command;
+pub mod event;
+pub mod journal;
+pub mod ledger;
+pub mod phase;
+pub mod policy;
+pub mod refusal;
+pub mod round_id;
+pub mod table;
+
+pub use command::{CardSource, Command};
+pub use event::{Event, FinishedRound, TableSnapshot};
+pub use phase::Phase;
+pub use policy::{Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
+pub use refusal::Refusal;
+pub use round_id::RoundId;
+pub use table::Table;

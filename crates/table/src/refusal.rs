@@ -1,0 +1,91 @@
+//! Why a command was refused. A refused command changes nothing; the message names the
+//! reason so the croupier or the player can act on it.
+
+use banco_rules::shoe::{ShoeConfigError, ShoeError};
+use banco_rules::{Card, DealError, SettleError};
+
+use crate::book::PositionRefusals;
+use crate::ledger::LedgerError;
+use crate::phase::Phase;
+use crate::policy::Pacing;
+use crate::round_id::RoundId;
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("cannot {action}: the table is {phase}")]
+    NotNow { action: &'static str, phase: Phase },
+    #[error("cannot {action}: no shoe is in play; open a shoe first")]
+    NoShoe { action: &'static str },
+    #[error("cannot {action}: the burn of shoe {shoe} comes first")]
+    BurnPending { action: &'static str, shoe: u32 },
+    #[error("cannot {action}: shoe {shoe} has ended; open a new shoe")]
+    ShoeEnded { action: &'static str, shoe: u32 },
+    #[error("cannot open a shoe: shoe {shoe} is still in play; end it first")]
+    ShoeInPlay { shoe: u32 },
+    #[error("cannot {action} on a {pacing} table")]
+    WrongPacing {
+        action: &'static str,
+        pacing: Pacing,
+    },
+    #[error("{card} refused: betting is still open: close betting first")]
+    BettingStillOpen { card: Card },
+    #[error("{card} refused: the draw is at {draw_at} (server clock {now_ms})")]
+    BeforeDraw {
+        card: Card,
+        draw_at: u64,
+        now_ms: u64,
+    },
+    #[error(transparent)]
+    Deal(#[from] DealError),
+    #[error(transparent)]
+    Shoe(#[from] ShoeError),
+    #[error(transparent)]
+    ShoeConfig(#[from] ShoeConfigError),
+    #[error("cannot take a card back: no card of this round has been dealt")]
+    NothingToUndo,
+    #[error("{field} is required and must not be empty")]
+    Missing { field: &'static str },
+    #[error("betting is not open (the table is {phase})")]
+    BettingNotOpen { phase: Phase },
+    #[error("betting closed at {closes_at} (server clock {now_ms})")]
+    BettingClosedAt { closes_at: u64, now_ms: u64 },
+    #[error("bets for round {asked}, but betting is open for {current}")]
+    WrongRound { asked: RoundId, current: RoundId },
+    #[error("no bets in the request")]
+    NoBetsGiven,
+    #[error("bets of {player} refused: {reasons}")]
+    Bets {
+        player: String,
+        reasons: PositionRefusals,
+    },
+    #[error("bets of {player} refused: {needed} needed, the balance is {balance}")]
+    OverBalance {
+        player: String,
+        needed: i64,
+        balance: i64,
+    },
+    #[error("{player} has no bets in this round")]
+    NoBets { player: String },
+    #[error("{player} has no previous bets to repeat")]
+    NoPreviousBets { player: String },
+    #[error("key `{key}` of {player} was already used for a different request")]
+    KeyReused { player: String, key: String },
+    #[error("self-limit {asked}: must be a positive number of minor units")]
+    SelfLimitNotPositive { asked: i64 },
+    #[error("self-limit {asked}: a self-limit may only be lowered, and it is {current}")]
+    SelfLimitNotLower { asked: i64, current: i64 },
+    #[error(
+        "self-limit {asked}: it may change once a week; last set at {set_at}, next change from {next_at}"
+    )]
+    SelfLimitTooSoon {
+        asked: i64,
+        set_at: u64,
+        next_at: u64,
+    },
+    #[error("{what}: {amount} is not a positive number of minor units")]
+    NotPositive { what: &'static str, amount: i64 },
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("settlement refused: {0}")]
+    Settle(#[from] SettleError),
+}

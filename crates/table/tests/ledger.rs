@@ -1,0 +1,288 @@
+//! The ledger: transfers, idempotent keys, refunds on void, and the invariant that the
+//! books balance after every command (property test).
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use banco_rules::BetKind;
+use banco_rules::shoe::BurnRule;
+use banco_table::ledger::{Account, Entry, EntryKind, Ledger, LedgerError, Posted};
+use banco_table::{Command, Event, Pacing, Phase};
+use proptest::prelude::*;
+use support::*;
+
+fn entry(
+    key: &str,
+    kind: EntryKind,
+    from: Option<Account>,
+    to: Option<Account>,
+    amount: i64,
+) -> Entry {
+    Entry {
+        key: key.into(),
+        kind,
+        from,
+        to,
+        amount,
+        round_id: None,
+    }
+}
+
+fn alice() -> Option<Account> {
+    Some(Account::Player("alice".into()))
+}
+
+#[test]
+fn transfers_are_checked_and_idempotent() {
+    let mut l = Ledger::default();
+    let dep = entry("d1", EntryKind::Deposit, None, alice(), 1_000);
+    assert_eq!(l.post(dep.clone()), Ok(Posted::New));
+    assert_eq!(l.post(dep), Ok(Posted::Duplicate));
+    assert_eq!(l.balance("alice"), 1_000);
+    assert_eq!(
+        l.post(entry("d1", EntryKind::Deposit, None, alice(), 999)),
+        Err(LedgerError::KeyReused { key: "d1".into() })
+    );
+    let before = l.clone();
+    let r = l.post(entry(
+        "s1",
+        EntryKind::Stake,
+        alice(),
+        Some(Account::InPlay),
+        1_001,
+    ));
+    assert!(matches!(
+        r,
+        Err(LedgerError::Insufficient {
+            balance: 1_000,
+            amount: 1_001,
+            ..
+        })
+    ));
+    assert!(matches!(
+        l.post(entry(
+            "s0",
+            EntryKind::Stake,
+            alice(),
+            Some(Account::InPlay),
+            0
+        )),
+        Err(LedgerError::NonPositive { .. })
+    ));
+    assert_eq!(l, before);
+    l.post(entry(
+        "s1",
+        EntryKind::Stake,
+        alice(),
+        Some(Account::InPlay),
+        600,
+    ))
+    .unwrap();
+    l.post(entry(
+        "w1",
+        EntryKind::Payout,
+        Some(Account::House),
+        alice(),
+        600,
+    ))
+    .unwrap();
+    l.post(entry(
+        "r1",
+        EntryKind::Payout,
+        Some(Account::InPlay),
+        alice(),
+        600,
+    ))
+    .unwrap();
+    assert_eq!(
+        (l.balance("alice"), l.house(), l.in_play()),
+        (1_600, -600, 0)
+    );
+    l.check().unwrap();
+    assert_eq!(l.start_round().len(), 3);
+    assert!(l.round_entries().is_empty());
+}
+
+#[test]
+fn void_refunds_every_stake_and_the_books_balance() {
+    let mut t = live_table_with(&[("a", 50_000), ("b", 50_000), ("c", 50_000)]);
+    let round = open(&mut t, 1);
+    ok(
+        &mut t,
+        bets(
+            "a",
+            &round,
+            &[(BetKind::Player, 5_000), (BetKind::Tie, 500)],
+            "1",
+            2,
+        ),
+    );
+    ok(
+        &mut t,
+        bets(
+            "b",
+            &round,
+            &[(BetKind::Banker, 7_000), (BetKind::PerfectPair, 600)],
+            "1",
+            2,
+        ),
+    );
+    ok(
+        &mut t,
+        bets(
+            "c",
+            &round,
+            &[(BetKind::Small, 900), (BetKind::EitherPair, 500)],
+            "1",
+            2,
+        ),
+    );
+    assert_eq!(t.ledger().in_play(), 14_500);
+    ok(&mut t, close_betting(3));
+    ok(&mut t, deal("9S", 4));
+    let events = ok(&mut t, void("shoe jammed", 5));
+    for p in ["a", "b", "c"] {
+        assert_eq!(t.balance(p), 50_000);
+        assert!(events.contains(&Event::BalanceChanged {
+            player: p.into(),
+            balance: 50_000
+        }));
+    }
+    assert_eq!((t.ledger().in_play(), t.ledger().house()), (0, 0));
+    let Some(Event::RoundFinished(record)) =
+        events.iter().find(|e| matches!(e, Event::RoundFinished(_)))
+    else {
+        panic!()
+    };
+    let refunds: i64 = record
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Refund)
+        .map(|e| e.amount)
+        .sum();
+    assert_eq!(refunds, 14_500);
+    assert_eq!(
+        record
+            .entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Refund)
+            .count(),
+        6
+    );
+    assert_eq!(record.cards.len(), 1);
+}
+
+const PLAYERS: [&str; 4] = ["p0", "p1", "p2", "p3"];
+
+/// One step of a random session; the driver turns it into a command that fits (or not).
+#[derive(Clone, Debug)]
+enum Op {
+    Deposit(usize, i64),
+    Withdraw(usize, i64),
+    Open,
+    Close,
+    Bet(usize, usize, i64),
+    Clear(usize),
+    Rebet(usize),
+    Deal,
+    WrongCard,
+    Undo,
+    Confirm,
+    Void,
+    RetryLast,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let p = 0..PLAYERS.len();
+    prop_oneof![
+        1 => (p.clone(), 1..20_000i64).prop_map(|(p, a)| Op::Deposit(p, a)),
+        1 => (p.clone(), 1..5_000i64).prop_map(|(p, a)| Op::Withdraw(p, a)),
+        1 => Just(Op::Open),
+        1 => Just(Op::Close),
+        4 => (p.clone(), 0..9usize, 1..12_000i64).prop_map(|(p, k, a)| Op::Bet(p, k, a)),
+        1 => p.clone().prop_map(Op::Clear),
+        1 => p.prop_map(Op::Rebet),
+        6 => Just(Op::Deal),
+        1 => Just(Op::WrongCard),
+        1 => Just(Op::Undo),
+        2 => Just(Op::Confirm),
+        1 => Just(Op::Void),
+        1 => Just(Op::RetryLast),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn books_balance_after_every_command(ops in prop::collection::vec(op(), 1..300), seed in any::<u64>()) {
+        let mut cfg = config(Pacing::Live);
+        cfg.policy.progression_cap = Some(true);
+        let mut t = banco_table::Table::new(cfg).unwrap();
+        let shoe = shoe_config(1, BurnRule::None);
+        let mut shoe = shoe;
+        shoe.cut_card_from_end = 12;
+        let mut dealer = Dealer::new(shoe, seed);
+        let mut now = 1_000u64;
+        let mut last: Option<Command> = None;
+        for (i, op) in ops.into_iter().enumerate() {
+            now += 10;
+            if t.shoe().is_none() && !t.phase().round_in_progress() {
+                dealer = Dealer::new(shoe, seed.wrapping_add(i as u64));
+                t.apply(&open_shoe(shoe, now)).unwrap();
+            }
+            let key = format!("k{i}");
+            let from_dealer = matches!(op, Op::Deal);
+            let cmd = match op {
+                Op::Deposit(p, a) => deposit(PLAYERS[p], a, &key),
+                Op::Withdraw(p, a) => Command::Withdraw { player: PLAYERS[p].into(), amount: a, key, now_ms: now },
+                Op::Open => open_betting(now),
+                Op::Close => close_betting(now),
+                Op::Bet(p, k, a) => {
+                    let round = t.round_id().cloned().unwrap_or_else(|| "none".into());
+                    bets(PLAYERS[p], &round, &[(BetKind::ALL[k], a)], &key, now)
+                }
+                Op::Clear(p) => Command::ClearBets { player: PLAYERS[p].into(), key, now_ms: now },
+                Op::Rebet(p) => Command::Rebet { player: PLAYERS[p].into(), key, now_ms: now },
+                Op::Deal if dealer.next < dealer.shuffled.order().len() => dealer.next_card(now),
+                Op::Deal => continue,
+                Op::WrongCard => deal("KD", now),
+                Op::Undo => Command::UndoLastCard { reason: "misscan".into(), by: "c".into(), now_ms: now },
+                Op::Confirm => confirm(now),
+                Op::Void => void("malfunction", now),
+                Op::RetryLast => match &last {
+                    Some(cmd) => cmd.clone(),
+                    None => continue,
+                },
+            };
+            let before = t.clone();
+            match t.apply(&cmd) {
+                Ok(events) => {
+                    // The dealer's next card went to the table only if it was accepted; an
+                    // undone card goes back to the dealer.
+                    for e in &events {
+                        if let Event::CardUndone { card, .. } = e
+                            && dealer.next > 0
+                            && dealer.shuffled.order()[dealer.next - 1] == *card
+                        {
+                            dealer.next -= 1;
+                        }
+                    }
+                    last = Some(cmd.clone());
+                }
+                Err(_) => {
+                    prop_assert_eq!(&t, &before);
+                    if from_dealer {
+                        dealer.next -= 1;
+                    }
+                }
+            }
+            if let Err(e) = t.check_books() {
+                prop_assert!(false, "after {:?}: {}", cmd, e);
+            }
+        }
+        if matches!(t.phase(), Phase::Settled | Phase::Voided | Phase::Idle | Phase::NoShoe) {
+            prop_assert_eq!(t.ledger().in_play(), 0);
+        }
+    }
+}

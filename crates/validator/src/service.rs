@@ -1,0 +1,114 @@
+//! The tonic service: each handler converts, calls [`crate::rules`], converts back. There is
+//! no state to share, so there is no actor here; the table actor is the stateful side.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use banco_auth::{
+    AuthInterceptor, Role, TransportPolicyError, Verifier, require_tls_unless_loopback,
+};
+use banco_wire::pb::rules_service_server::{RulesService, RulesServiceServer};
+use banco_wire::{FILE_DESCRIPTOR_SET, pb};
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
+use tonic::{Request, Response, Status};
+
+use crate::rules;
+
+/// Who may ask: the table actor (service) and auditors replaying the archive.
+pub const ALLOWED_ROLES: [Role; 2] = [Role::Service, Role::Auditor];
+
+/// The RulesService implementation; stateless.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RulesServer;
+
+#[tonic::async_trait]
+impl RulesService for RulesServer {
+    async fn check_card(
+        &self,
+        request: Request<pb::CheckCardRequest>,
+    ) -> Result<Response<pb::CheckCardResponse>, Status> {
+        Ok(Response::new(rules::check_card(request.into_inner())?))
+    }
+
+    async fn next_due(
+        &self,
+        request: Request<pb::NextDueRequest>,
+    ) -> Result<Response<pb::NextDueResponse>, Status> {
+        Ok(Response::new(rules::next_due(request.into_inner())?))
+    }
+
+    async fn judge_hand(
+        &self,
+        request: Request<pb::JudgeHandRequest>,
+    ) -> Result<Response<pb::JudgeHandResponse>, Status> {
+        Ok(Response::new(rules::judge_hand(request.into_inner())?))
+    }
+
+    async fn settle(
+        &self,
+        request: Request<pb::SettleRequest>,
+    ) -> Result<Response<pb::SettleResponse>, Status> {
+        Ok(Response::new(rules::settle_bets(request.into_inner())?))
+    }
+
+    async fn odds(
+        &self,
+        request: Request<pb::OddsRequest>,
+    ) -> Result<Response<pb::OddsResponse>, Status> {
+        Ok(Response::new(rules::odds(request.into_inner())?))
+    }
+}
+
+/// How to serve.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Checks every caller's bearer token; RulesService admits [`ALLOWED_ROLES`].
+    pub verifier: Arc<Verifier>,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Policy(#[from] TransportPolicyError),
+    #[error("could not read the listening address: {0}")]
+    Address(#[source] std::io::Error),
+    #[error("reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves RulesService with gRPC health and reflection on `listener` until `shutdown`
+/// completes. Plaintext only: a listener beyond loopback is refused.
+pub async fn serve(
+    listener: TcpListener,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let addr = listener.local_addr().map_err(ServeError::Address)?;
+    require_tls_unless_loopback(addr, false)?;
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<RulesServiceServer<RulesServer>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let guard = AuthInterceptor::new(options.verifier, &ALLOWED_ROLES);
+    tracing::info!(%addr, "validator serving RulesService");
+    Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(InterceptedService::new(
+            RulesServiceServer::new(RulesServer),
+            guard,
+        ))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await?;
+    Ok(())
+}

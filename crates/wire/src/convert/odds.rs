@@ -1,0 +1,38 @@
+//! Exact odds, outward only: the validator computes them, clients display them.
+
+use banco_rules::{Probabilities, Rtp};
+
+use crate::pb;
+
+impl From<Probabilities> for pb::Probabilities {
+    fn from(p: Probabilities) -> pb::Probabilities {
+        pb::Probabilities {
+            banker: p.banker,
+            player: p.player,
+            tie: p.tie,
+            player_pair: p.player_pair,
+            banker_pair: p.banker_pair,
+            either_pair: p.either_pair,
+            perfect_pair: p.perfect_pair,
+            big: p.big,
+            small: p.small,
+            banker_win_on_six: p.banker_win_on_six,
+        }
+    }
+}
+
+impl From<Rtp> for pb::Rtp {
+    fn from(r: Rtp) -> pb::Rtp {
+        pb::Rtp {
+            banker: r.banker,
+            player: r.player,
+            tie: r.tie,
+            player_pair: r.player_pair,
+            banker_pair: r.banker_pair,
+            either_pair: r.either_pair,
+            perfect_pair: r.perfect_pair,
+            big: r.big,
+            small: r.small,
+        }
+    }
+}
