@@ -83,7 +83,7 @@ fn ci() -> Result<()> {
 }
 
 fn bench(extra: &[String]) -> Result<()> {
-    let mut args = vec!["bench", "--workspace"];
+    let mut args = vec!["bench", "--workspace", "--bench", "*"];
     if !extra.is_empty() {
         args.push("--");
         args.extend(extra.iter().map(String::as_str));
