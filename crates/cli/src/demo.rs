@@ -113,9 +113,9 @@ fn play(args: &DemoArgs) -> anyhow::Result<String> {
         let odds = odds.map_or_else(String::new, |p| {
             format!(
                 "{:5.2}% {:5.2}% {:5.2}%",
-                p.banker * 100.0,
-                p.player * 100.0,
-                p.tie * 100.0
+                p.wins.banker * 100.0,
+                p.wins.player * 100.0,
+                p.wins.tie * 100.0
             )
         });
         writeln!(

@@ -30,8 +30,11 @@ fn depleted(dealt: usize) -> Composition {
 
 fn check(shoe: &Composition) {
     let p = probabilities(shoe).unwrap();
-    assert!((p.banker + p.player + p.tie - 1.0).abs() < 1e-12, "{p:?}");
-    assert!((p.big + p.small - 1.0).abs() < 1e-12, "{p:?}");
+    assert!(
+        (p.wins.banker + p.wins.player + p.wins.tie - 1.0).abs() < 1e-12,
+        "{p:?}"
+    );
+    assert!((p.wins.big + p.wins.small - 1.0).abs() < 1e-12, "{p:?}");
 }
 
 fn bench(c: &mut Criterion) {
@@ -41,7 +44,7 @@ fn bench(c: &mut Criterion) {
     check(&full);
     check(&depleted);
     let p = probabilities(&full).unwrap();
-    assert_eq!((p.banker * 1e6).round(), 458_597.0, "{p:?}");
+    assert_eq!((p.wins.banker * 1e6).round(), 458_597.0, "{p:?}");
 
     c.bench_function("probabilities/8 decks full", |b| {
         b.iter(|| probabilities(black_box(&full)))

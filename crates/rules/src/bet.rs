@@ -99,6 +99,52 @@ impl FromStr for BetKind {
     }
 }
 
+/// One value per betting position, named as the positions are on the wire and in JSON
+/// (`player`, `banker`, …, `small`): probabilities, returns, totals per position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PerBet<T> {
+    pub player: T,
+    pub banker: T,
+    pub tie: T,
+    pub player_pair: T,
+    pub banker_pair: T,
+    pub either_pair: T,
+    pub perfect_pair: T,
+    pub big: T,
+    pub small: T,
+}
+
+impl<T> PerBet<T> {
+    /// Builds each position's value from its kind.
+    pub fn from_fn(mut value: impl FnMut(BetKind) -> T) -> PerBet<T> {
+        PerBet {
+            player: value(BetKind::Player),
+            banker: value(BetKind::Banker),
+            tie: value(BetKind::Tie),
+            player_pair: value(BetKind::PlayerPair),
+            banker_pair: value(BetKind::BankerPair),
+            either_pair: value(BetKind::EitherPair),
+            perfect_pair: value(BetKind::PerfectPair),
+            big: value(BetKind::Big),
+            small: value(BetKind::Small),
+        }
+    }
+
+    pub const fn get(&self, kind: BetKind) -> &T {
+        match kind {
+            BetKind::Player => &self.player,
+            BetKind::Banker => &self.banker,
+            BetKind::Tie => &self.tie,
+            BetKind::PlayerPair => &self.player_pair,
+            BetKind::BankerPair => &self.banker_pair,
+            BetKind::EitherPair => &self.either_pair,
+            BetKind::PerfectPair => &self.perfect_pair,
+            BetKind::Big => &self.big,
+            BetKind::Small => &self.small,
+        }
+    }
+}
+
 /// Winnings per unit staked, as an exact fraction `numerator / denominator`.
 /// `0.95:1` is 95/100, `8:1` is 8/1, `1:2` is 1/2. The stake itself comes back on top.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

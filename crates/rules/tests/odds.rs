@@ -4,7 +4,7 @@
 
 use banco_rules::draw::{banker_draws, is_natural, player_draws, total};
 use banco_rules::odds::{OddsError, Probabilities, probabilities, rtp};
-use banco_rules::{BetKind, Card, Composition, Paytable, parse_cards};
+use banco_rules::{BetKind, Card, Composition, Paytable, PerBet, parse_cards};
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -42,9 +42,9 @@ fn assert_rounds_to(what: &str, got: f64, want: f64, decimals: i32) {
 fn eight_decks_match_the_published_main_bet_odds() {
     let p = full(8);
     for (what, got, want) in [
-        ("banker", p.banker, 0.458597),
-        ("player", p.player, 0.446247),
-        ("tie", p.tie, 0.095156),
+        ("banker", p.wins.banker, 0.458597),
+        ("player", p.wins.player, 0.446247),
+        ("tie", p.wins.tie, 0.095156),
     ] {
         assert_rounds_to(what, got, want, 6);
     }
@@ -74,7 +74,7 @@ fn other_paytables_on_eight_decks() {
     let p = full(8);
     let tie_9 = rtp(&p, &Paytable::tie_9());
     assert_rounds_to("tie 9:1", tie_9.tie * 100.0, 95.16, 2);
-    assert_close("tie 9:1", tie_9.tie, 10.0 * p.tie, 1e-15);
+    assert_close("tie 9:1", tie_9.tie, 10.0 * p.wins.tie, 1e-15);
     assert_eq!(tie_9.banker, rtp(&p, &Paytable::standard()).banker);
 
     // Paying 1:2 on a Banker six costs 1.46 % (the published house edge of this variant),
@@ -86,7 +86,8 @@ fn other_paytables_on_eight_decks() {
         98.54,
         2,
     );
-    let by_hand = 2.0 * (p.banker - p.banker_win_on_six) + 1.5 * p.banker_win_on_six + p.tie;
+    let by_hand =
+        2.0 * (p.wins.banker - p.banker_win_on_six) + 1.5 * p.banker_win_on_six + p.wins.tie;
     assert_close("no-commission banker", no_commission.banker, by_hand, 1e-15);
     // Banker wins on 6 are a known fraction of the 8-deck shoe: about 5.39 % of coups.
     assert_rounds_to("banker wins on six", p.banker_win_on_six, 0.0539, 4);
@@ -100,9 +101,14 @@ fn other_paytables_on_eight_decks() {
 fn probabilities_are_complete_for_every_deck_count() {
     for decks in 1..=8 {
         let p = full(decks);
-        assert_close("banker+player+tie", p.banker + p.player + p.tie, 1.0, 1e-12);
-        assert_close("big+small", p.big + p.small, 1.0, 1e-12);
-        assert_eq!(p.player_pair, p.banker_pair, "{decks} decks");
+        assert_close(
+            "banker+player+tie",
+            p.wins.banker + p.wins.player + p.wins.tie,
+            1.0,
+            1e-12,
+        );
+        assert_close("big+small", p.wins.big + p.wins.small, 1.0, 1e-12);
+        assert_eq!(p.wins.player_pair, p.wins.banker_pair, "{decks} decks");
         for kind in BetKind::ALL {
             assert!(
                 (0.0..=1.0).contains(&p.get(kind)),
@@ -110,7 +116,7 @@ fn probabilities_are_complete_for_every_deck_count() {
             );
         }
         // Banker has the edge over Player in every shoe size.
-        assert!(p.banker > p.player, "{decks} decks");
+        assert!(p.wins.banker > p.wins.player, "{decks} decks");
     }
 }
 
@@ -118,15 +124,20 @@ fn probabilities_are_complete_for_every_deck_count() {
 fn pair_odds_match_hand_derived_fractions() {
     // One deck: 3 of the 51 cards left match the first card's rank.
     let one = full(1);
-    assert_close("1 deck pair", one.player_pair, 3.0 / 51.0, 1e-15);
+    assert_close("1 deck pair", one.wins.player_pair, 3.0 / 51.0, 1e-15);
     // Both pair: Σ_r Σ_s over ordered 4-card draws = 156² − 13·12² + 13·4! = 22776.
     let both = 22776.0 / (52.0 * 51.0 * 50.0 * 49.0);
-    assert_close("1 deck either", one.either_pair, 6.0 / 51.0 - both, 1e-15);
+    assert_close(
+        "1 deck either",
+        one.wins.either_pair,
+        6.0 / 51.0 - both,
+        1e-15,
+    );
     // One deck holds each card once: no perfect pair is possible.
-    assert_eq!(one.perfect_pair, 0.0);
+    assert_eq!(one.wins.perfect_pair, 0.0);
 
     let eight = full(8);
-    assert_close("8 deck pair", eight.player_pair, 31.0 / 415.0, 1e-15);
+    assert_close("8 deck pair", eight.wins.player_pair, 31.0 / 415.0, 1e-15);
 
     // Two decks: a hand is a perfect pair with probability 1/103; both hands are, in
     // 104² − 52·2² = 10608 ordered four-card draws.
@@ -134,7 +145,7 @@ fn pair_odds_match_hand_derived_fractions() {
     let both = 10608.0 / (104.0 * 103.0 * 102.0 * 101.0);
     assert_close(
         "2 deck perfect",
-        two.perfect_pair,
+        two.wins.perfect_pair,
         2.0 / 103.0 - both,
         1e-15,
     );
@@ -156,15 +167,15 @@ fn degenerate_shoes_have_certain_outcomes() {
         ("5S 5H 5D 5C 5S 5H", 1.0, 1.0),
     ] {
         let p = probabilities(&shoe_of(cards)).unwrap();
-        assert_eq!(p.tie, tie, "{cards}");
-        assert_eq!(p.banker + p.player, 1.0 - tie, "{cards}");
-        assert_eq!(p.big, big, "{cards}");
-        assert_eq!(p.small, 1.0 - big, "{cards}");
+        assert_eq!(p.wins.tie, tie, "{cards}");
+        assert_eq!(p.wins.banker + p.wins.player, 1.0 - tie, "{cards}");
+        assert_eq!(p.wins.big, big, "{cards}");
+        assert_eq!(p.wins.small, 1.0 - big, "{cards}");
     }
     // Ranks T T J J Q K: 2·(2·1) ordered pairs out of 6·5.
     let zeros = probabilities(&shoe_of("TS TH JS JH QS KS")).unwrap();
-    assert_close("zero pair", zeros.player_pair, 4.0 / 30.0, 1e-15);
-    assert_eq!(zeros.perfect_pair, 0.0);
+    assert_close("zero pair", zeros.wins.player_pair, 4.0 / 30.0, 1e-15);
+    assert_eq!(zeros.wins.perfect_pair, 0.0);
 }
 
 #[test]
@@ -206,8 +217,8 @@ fn in_a_shoe_without_eights_and_nines_small_is_a_natural_or_both_standing() {
         }
     }
     let all = n * (n - 1) * (n - 2) * (n - 3);
-    assert_close("small", p.small, standing as f64 / all as f64, 1e-15);
-    assert!(p.small < full(1).small);
+    assert_close("small", p.wins.small, standing as f64 / all as f64, 1e-15);
+    assert!(p.wins.small < full(1).wins.small);
 }
 
 /// Every event of one dealt coup, from the cards in dealing order.
@@ -295,15 +306,17 @@ fn brute_force(cards: &[Card]) -> Probabilities {
     let all = (0..6).map(|i| (n - i) as f64).product::<f64>();
     let p = counts.map(|c| c as f64 / all);
     Probabilities {
-        banker: p[0],
-        player: p[1],
-        tie: p[2],
-        player_pair: p[3],
-        banker_pair: p[4],
-        either_pair: p[5],
-        perfect_pair: p[6],
-        big: p[7],
-        small: p[8],
+        wins: PerBet {
+            banker: p[0],
+            player: p[1],
+            tie: p[2],
+            player_pair: p[3],
+            banker_pair: p[4],
+            either_pair: p[5],
+            perfect_pair: p[6],
+            big: p[7],
+            small: p[8],
+        },
         banker_win_on_six: p[9],
     }
 }
@@ -387,17 +400,17 @@ proptest! {
             }
         }
         let p = probabilities(&shoe).unwrap();
-        prop_assert!((p.banker + p.player + p.tie - 1.0).abs() < 1e-12);
-        prop_assert!((p.big + p.small - 1.0).abs() < 1e-12);
+        prop_assert!((p.wins.banker + p.wins.player + p.wins.tie - 1.0).abs() < 1e-12);
+        prop_assert!((p.wins.big + p.wins.small - 1.0).abs() < 1e-12);
         for kind in BetKind::ALL {
             prop_assert!((0.0..=1.0).contains(&p.get(kind)), "{} {}", kind, p.get(kind));
         }
-        prop_assert!(p.either_pair >= p.player_pair.max(p.banker_pair) - 1e-15);
-        prop_assert!(p.either_pair <= p.player_pair + p.banker_pair + 1e-15);
-        prop_assert!(p.banker_win_on_six <= p.banker);
+        prop_assert!(p.wins.either_pair >= p.wins.player_pair.max(p.wins.banker_pair) - 1e-15);
+        prop_assert!(p.wins.either_pair <= p.wins.player_pair + p.wins.banker_pair + 1e-15);
+        prop_assert!(p.banker_win_on_six <= p.wins.banker);
         // A perfect pair is a pair.
-        prop_assert!(p.perfect_pair <= p.either_pair + 1e-15);
+        prop_assert!(p.wins.perfect_pair <= p.wins.either_pair + 1e-15);
         let r = rtp(&p, &Paytable::standard());
-        prop_assert!((r.tie - 9.0 * p.tie).abs() < 1e-15);
+        prop_assert!((r.tie - 9.0 * p.wins.tie).abs() < 1e-15);
     }
 }

@@ -7,15 +7,15 @@ use crate::pb;
 impl From<Probabilities> for pb::Probabilities {
     fn from(p: Probabilities) -> pb::Probabilities {
         pb::Probabilities {
-            banker: p.banker,
-            player: p.player,
-            tie: p.tie,
-            player_pair: p.player_pair,
-            banker_pair: p.banker_pair,
-            either_pair: p.either_pair,
-            perfect_pair: p.perfect_pair,
-            big: p.big,
-            small: p.small,
+            banker: p.wins.banker,
+            player: p.wins.player,
+            tie: p.wins.tie,
+            player_pair: p.wins.player_pair,
+            banker_pair: p.wins.banker_pair,
+            either_pair: p.wins.either_pair,
+            perfect_pair: p.wins.perfect_pair,
+            big: p.wins.big,
+            small: p.wins.small,
             banker_win_on_six: p.banker_win_on_six,
         }
     }
