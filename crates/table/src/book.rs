@@ -24,9 +24,13 @@ pub struct PositionTotal {
 }
 
 /// The stakes of every player in the round.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Book {
     bets: BTreeMap<String, Stakes>,
+    /// What everyone has on each position, by [`BetKind::index`]: kept up to date by every
+    /// change, because every accepted bet publishes it and summing a busy round's book
+    /// for each bet would cost a pass over every player.
+    totals: [PositionTotal; BetKind::ALL.len()],
 }
 
 impl Book {
@@ -43,25 +47,56 @@ impl Book {
         self.bets.values().flat_map(|s| s.values()).sum()
     }
 
+    /// The positions someone bet on, with everyone's total there.
     pub fn totals(&self) -> BTreeMap<BetKind, PositionTotal> {
-        let mut totals: BTreeMap<BetKind, PositionTotal> = BTreeMap::new();
+        BetKind::ALL
+            .into_iter()
+            .zip(self.totals)
+            .filter(|(_, t)| t.bettors > 0)
+            .collect()
+    }
+
+    /// The running totals agree with the stakes (for [`crate::Table::check_books`]).
+    pub(crate) fn check_totals(&self) -> Result<(), String> {
+        let mut counted = [PositionTotal::default(); BetKind::ALL.len()];
         for (&kind, &amount) in self.bets.values().flat_map(|s| s.iter()) {
-            let t = totals.entry(kind).or_default();
+            let t = &mut counted[kind.index()];
             t.amount += amount;
             t.bettors += 1;
         }
-        totals
+        if counted == self.totals {
+            Ok(())
+        } else {
+            Err(format!(
+                "bet totals {:?} disagree with the stakes, which sum to {counted:?}",
+                self.totals
+            ))
+        }
     }
 
+    /// Adds chips. The amounts were checked (positive, within the table limits), and the
+    /// ledger holds them, so the sums stay far from overflowing.
     pub(crate) fn add(&mut self, player: &str, bets: &[(BetKind, i64)]) {
         let stakes = self.bets.entry(player.to_owned()).or_default();
         for &(kind, amount) in bets {
-            *stakes.entry(kind).or_insert(0) += amount;
+            let total = &mut self.totals[kind.index()];
+            let stake = stakes.entry(kind).or_insert_with(|| {
+                total.bettors += 1;
+                0
+            });
+            *stake += amount;
+            total.amount += amount;
         }
     }
 
     pub(crate) fn clear(&mut self, player: &str) -> Option<Stakes> {
-        self.bets.remove(player)
+        let stakes = self.bets.remove(player)?;
+        for (&kind, &amount) in &stakes {
+            let total = &mut self.totals[kind.index()];
+            total.amount -= amount;
+            total.bettors -= 1;
+        }
+        Some(stakes)
     }
 }
 
@@ -151,12 +186,10 @@ pub const fn progression_cap(previous: i64) -> i64 {
     previous.saturating_add(previous / 2)
 }
 
-fn main_index(kind: BetKind) -> Option<usize> {
-    match kind {
-        BetKind::Player => Some(0),
-        BetKind::Banker => Some(1),
-        _ => None,
-    }
+/// Player → 0, Banker → 1 (the main chances, first in [`BetKind::ALL`]): the index of a
+/// chance in per-chance arrays such as [`PlayerContext::capped_previous`].
+pub(crate) fn main_chance(kind: BetKind) -> Option<usize> {
+    kind.is_main().then(|| kind.index())
 }
 
 /// Applies the table's bet rules to a request. Pure.
@@ -224,7 +257,7 @@ pub fn check_bets(
             refusals.push(PositionRefusal::OverSelfLimit { kind, total, limit });
             continue;
         }
-        if let Some(previous) = main_index(kind).and_then(|i| player.capped_previous[i]) {
+        if let Some(previous) = main_chance(kind).and_then(|i| player.capped_previous[i]) {
             let cap = progression_cap(previous);
             if total > cap {
                 refusals.push(PositionRefusal::ProgressionCap {

@@ -18,7 +18,7 @@
 //! keys derived from the round id, and are remembered until the next round opens, when
 //! [`Ledger::start_round`] hands them over to the round record.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -88,7 +88,7 @@ pub enum Posted {
 pub enum LedgerError {
     #[error("amount {amount} for `{key}`: must be a positive number of minor units")]
     NonPositive { key: String, amount: i64 },
-    #[error("key `{key}` was already used for a different entry")]
+    #[error("key `{key}` was already used by an earlier entry")]
     KeyReused { key: String },
     #[error("{account} holds {balance}, {amount} is needed")]
     Insufficient {
@@ -114,6 +114,16 @@ pub struct Ledger {
     external: BTreeMap<String, Entry>,
     /// Entries of the current round, in order; their keys are unique among them.
     round: Vec<Entry>,
+    /// Position in `round` of each key, so that a posting finds an earlier use of its key
+    /// without scanning the round (a busy round holds thousands of stakes).
+    round_keys: BTreeMap<String, usize>,
+}
+
+impl Entry {
+    /// A deposit or a withdrawal: money crossing the table's edge.
+    fn is_external(&self) -> bool {
+        self.from.is_none() || self.to.is_none()
+    }
 }
 
 impl Ledger {
@@ -148,78 +158,110 @@ impl Ledger {
 
     /// Forgets the previous round's entries (they went into its record) and returns them.
     pub fn start_round(&mut self) -> Vec<Entry> {
+        self.round_keys.clear();
         std::mem::take(&mut self.round)
     }
 
-    /// Posts `entry`, or recognises a retry of it. All checks come before any change.
-    pub fn post(&mut self, entry: Entry) -> Result<Posted, LedgerError> {
-        if entry.amount <= 0 {
-            return Err(LedgerError::NonPositive {
-                key: entry.key,
-                amount: entry.amount,
-            });
-        }
-        let external = entry.from.is_none() || entry.to.is_none();
-        let earlier = if external {
+    /// The entry posted earlier under `entry`'s key, if any.
+    fn earlier(&self, entry: &Entry) -> Option<&Entry> {
+        if entry.is_external() {
             self.external.get(&entry.key)
         } else {
-            self.round.iter().find(|e| e.key == entry.key)
-        };
-        if let Some(earlier) = earlier {
+            self.round_keys.get(&entry.key).map(|&i| &self.round[i])
+        }
+    }
+
+    /// Posts `entry`, or recognises a retry of it (the same entry under the same key).
+    pub fn post(&mut self, entry: Entry) -> Result<Posted, LedgerError> {
+        if let Some(earlier) = self.earlier(&entry) {
             return if *earlier == entry {
                 Ok(Posted::Duplicate)
             } else {
                 Err(LedgerError::KeyReused { key: entry.key })
             };
         }
-        let amount = entry.amount;
-        if let Some(from) = &entry.from {
-            let balance = self.get(from);
-            if matches!(from, Account::Player(_) | Account::InPlay) && balance < amount {
-                return Err(LedgerError::Insufficient {
-                    account: from.clone(),
-                    balance,
+        self.post_all(vec![entry])?;
+        Ok(Posted::New)
+    }
+
+    /// Posts every entry, in order, or none: each is checked against the balances the
+    /// entries before it leave, and every key must be new. This is what lets a command
+    /// that moves money on several accounts (a bet request, a settlement, a void) decide
+    /// every refusal before it changes anything.
+    pub fn post_all(&mut self, entries: Vec<Entry>) -> Result<(), LedgerError> {
+        self.check_batch(&entries)?;
+        // Checked above: nothing below can fail or overflow.
+        for entry in entries {
+            let amount = entry.amount;
+            match (&entry.from, &entry.to) {
+                (None, _) => self.deposits += amount,
+                (_, None) => self.withdrawals += amount,
+                _ => {}
+            }
+            if let Some(from) = &entry.from {
+                *self.get_mut(from) -= amount;
+            }
+            if let Some(to) = &entry.to {
+                *self.get_mut(to) += amount;
+            }
+            if entry.is_external() {
+                self.external.insert(entry.key.clone(), entry);
+            } else {
+                self.round_keys.insert(entry.key.clone(), self.round.len());
+                self.round.push(entry);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs [`Ledger::post_all`]'s checks on a shadow of the accounts the batch touches.
+    fn check_batch(&self, entries: &[Entry]) -> Result<(), LedgerError> {
+        let mut shadow: BTreeMap<&Account, i64> = BTreeMap::new();
+        let mut keys: BTreeSet<(bool, &str)> = BTreeSet::new();
+        let (mut deposits, mut withdrawals) = (self.deposits, self.withdrawals);
+        for entry in entries {
+            let amount = entry.amount;
+            if amount <= 0 {
+                return Err(LedgerError::NonPositive {
+                    key: entry.key.clone(),
                     amount,
                 });
             }
-            balance
-                .checked_sub(amount)
-                .ok_or_else(|| LedgerError::Overflow {
-                    account: from.clone(),
-                })?;
-        }
-        if let Some(to) = &entry.to {
-            self.get(to)
+            if self.earlier(entry).is_some() || !keys.insert((entry.is_external(), &entry.key)) {
+                return Err(LedgerError::KeyReused {
+                    key: entry.key.clone(),
+                });
+            }
+            let overflow = |account: &Account| LedgerError::Overflow {
+                account: account.clone(),
+            };
+            if let Some(from) = &entry.from {
+                let balance = shadow.get(from).copied().unwrap_or_else(|| self.get(from));
+                if matches!(from, Account::Player(_) | Account::InPlay) && balance < amount {
+                    return Err(LedgerError::Insufficient {
+                        account: from.clone(),
+                        balance,
+                        amount,
+                    });
+                }
+                let after = balance.checked_sub(amount).ok_or_else(|| overflow(from))?;
+                shadow.insert(from, after);
+            }
+            if let Some(to) = &entry.to {
+                let balance = shadow.get(to).copied().unwrap_or_else(|| self.get(to));
+                let after = balance.checked_add(amount).ok_or_else(|| overflow(to))?;
+                shadow.insert(to, after);
+            }
+            let external = match (&entry.from, &entry.to) {
+                (None, _) => &mut deposits,
+                (_, None) => &mut withdrawals,
+                _ => continue,
+            };
+            *external = external
                 .checked_add(amount)
-                .ok_or_else(|| LedgerError::Overflow {
-                    account: to.clone(),
-                })?;
+                .ok_or_else(|| overflow(&Account::House))?;
         }
-        let (deposits, withdrawals) = match (&entry.from, &entry.to) {
-            (None, _) => (self.deposits.checked_add(amount), Some(self.withdrawals)),
-            (_, None) => (Some(self.deposits), self.withdrawals.checked_add(amount)),
-            _ => (Some(self.deposits), Some(self.withdrawals)),
-        };
-        let (Some(deposits), Some(withdrawals)) = (deposits, withdrawals) else {
-            return Err(LedgerError::Overflow {
-                account: Account::House,
-            });
-        };
-        // Checked above: nothing below can fail.
-        if let Some(from) = &entry.from {
-            *self.get_mut(from) -= amount;
-        }
-        if let Some(to) = &entry.to {
-            *self.get_mut(to) += amount;
-        }
-        self.deposits = deposits;
-        self.withdrawals = withdrawals;
-        if external {
-            self.external.insert(entry.key.clone(), entry);
-        } else {
-            self.round.push(entry);
-        }
-        Ok(Posted::New)
+        Ok(())
     }
 
     fn get(&self, account: &Account) -> i64 {

@@ -2,21 +2,25 @@
 //!
 //! [`Table::apply`] is the only way to change a table. It reads no clock, no randomness
 //! and no I/O: the same commands from the same [`TableConfig`] give the same state and the
-//! same events, which is what lets the actor rebuild a table from its journal. A refused
-//! command changes nothing: `apply` works on a copy and keeps it only on success.
+//! same events, which is what lets the actor rebuild a table from its journal.
+//!
+//! A refused command changes nothing. Every handler decides all of its refusals before
+//! its first change: it checks, works out what would change (settlements, ledger entries,
+//! the shoe after the hand, on copies of the few small values involved), and only then
+//! changes the table, with at most one fallible step left, itself all-or-nothing
+//! ([`Ledger::post_all`], or a `banco_rules` shoe or coup call that changes nothing when
+//! it refuses). So `apply` never copies the table, whose size grows with its players.
 //!
 //! For the actor: journal every command that `apply` accepted with at least one event
 //! (a `Tick` that changed nothing returns no events; a retried request returns only
 //! [`Event::Replayed`] and changed nothing, so neither needs journaling, though
 //! journaling them is harmless). Replaying the journal from the same [`TableConfig`]
-//! rebuilds the same table. The copy costs a clone of the table per command: players'
-//! answered requests share their events (`Arc`), so it stays small.
+//! rebuilds the same table.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
 use banco_rules::shoe::{Shoe, ShoeConfig, ShoeState};
-use banco_rules::{Bet, BetKind, Card, Coup, Due, settle};
+use banco_rules::{Bet, BetKind, Card, Coup, Due, Settlement, settle};
 
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command};
@@ -73,8 +77,7 @@ struct Streak {
 struct Answered {
     key: String,
     fingerprint: String,
-    /// Shared, so that copying the table for a command does not copy every answer.
-    events: Arc<[Event]>,
+    events: Vec<Event>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,6 +89,13 @@ struct PlayerState {
     /// Player, Banker.
     streaks: [Streak; 2],
     answered: VecDeque<Answered>,
+}
+
+/// What a PlaceBets or a Rebet asks for.
+struct BetRequest<'a> {
+    /// The round the request names (a Rebet names none: it is for the open round).
+    round: Option<&'a RoundId>,
+    bets: Vec<(BetKind, i64)>,
 }
 
 /// One table's whole state.
@@ -110,14 +120,6 @@ fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
     }
 }
 
-fn main_index(kind: BetKind) -> Option<usize> {
-    match kind {
-        BetKind::Player => Some(0),
-        BetKind::Banker => Some(1),
-        _ => None,
-    }
-}
-
 impl Table {
     pub fn new(config: TableConfig) -> Result<Table, ConfigError> {
         config.validate()?;
@@ -135,10 +137,97 @@ impl Table {
 
     /// Applies `cmd`: its events on success; on a refusal nothing changes.
     pub fn apply(&mut self, cmd: &Command) -> Result<Vec<Event>, Refusal> {
-        let mut next = self.clone();
-        let events = next.step(cmd)?;
-        *self = next;
-        Ok(events)
+        match cmd {
+            Command::OpenShoe { config, by, now_ms } => self.open_shoe(*config, by, *now_ms),
+            Command::Burn {
+                exposed,
+                by,
+                now_ms,
+            } => self.burn(*exposed, by, *now_ms),
+            Command::EndShoe { by, now_ms } => self.end_shoe(by, *now_ms),
+            Command::OpenBetting { by, now_ms } => self.open_betting(by, *now_ms),
+            Command::CloseBetting { by, now_ms } => {
+                required("by", by)?;
+                match self.phase {
+                    Phase::BettingOpen { .. } => Ok(self.close_betting(*now_ms)),
+                    phase => Err(Refusal::NotNow {
+                        action: "close betting",
+                        phase,
+                    }),
+                }
+            }
+            Command::Tick { now_ms } => Ok(match self.phase {
+                Phase::BettingOpen {
+                    closes_at: Some(closes_at),
+                    ..
+                } if *now_ms >= closes_at => self.close_betting(closes_at),
+                _ => Vec::new(),
+            }),
+            Command::Deal { player, now_ms } => self.player_deal(player, *now_ms),
+            Command::DealCard {
+                card,
+                source,
+                now_ms,
+            } => self.deal_card(*card, *source, *now_ms),
+            Command::UndoLastCard { reason, by, now_ms } => self.undo(reason, by, *now_ms),
+            Command::ConfirmResult { by, now_ms } => self.confirm(by, *now_ms),
+            Command::VoidRound { reason, by, now_ms } => self.void(reason, by, *now_ms),
+            Command::PlaceBets {
+                player,
+                round_id,
+                bets,
+                key,
+                now_ms,
+            } => {
+                let fingerprint = format!("place {round_id} {bets:?}");
+                let request = Ok(BetRequest {
+                    round: Some(round_id),
+                    bets: bets.clone(),
+                });
+                self.bet_request(player, key, fingerprint, *now_ms, request)
+            }
+            Command::ClearBets {
+                player,
+                key,
+                now_ms,
+            } => self.clear_bets(player, key, *now_ms),
+            Command::Rebet {
+                player,
+                key,
+                now_ms,
+            } => {
+                let request = self
+                    .players
+                    .get(player)
+                    .map(|p| &p.last_bets)
+                    .filter(|b| !b.is_empty())
+                    .map(|last| BetRequest {
+                        round: None,
+                        bets: last.iter().map(|(&k, &a)| (k, a)).collect(),
+                    })
+                    .ok_or_else(|| Refusal::NoPreviousBets {
+                        player: player.clone(),
+                    });
+                self.bet_request(player, key, "rebet".to_owned(), *now_ms, request)
+            }
+            Command::SetSelfLimit {
+                player,
+                max_bet_minor,
+                now_ms,
+            } => self.set_self_limit(player, *max_bet_minor, *now_ms),
+            Command::Deposit {
+                player,
+                amount,
+                key,
+                ..
+            } => self.transfer_external(player, *amount, key, EntryKind::Deposit),
+            Command::Withdraw {
+                player,
+                amount,
+                key,
+                ..
+            } => self.transfer_external(player, *amount, key, EntryKind::Withdrawal),
+        }
     }
 
     pub const fn config(&self) -> &TableConfig {
@@ -223,9 +312,13 @@ impl Table {
     }
 
     /// The books balance: the ledger's invariants, and bets in play hold exactly the
-    /// stakes of the round under way (nothing once it is settled or voided).
+    /// stakes of the round under way (nothing once it is settled or voided), whose
+    /// published totals agree with them.
     pub fn check_books(&self) -> Result<(), String> {
         self.ledger.check().map_err(|e| e.to_string())?;
+        if let Some(round) = &self.round {
+            round.book.check_totals()?;
+        }
         let open = match (&self.round, self.phase.round_in_progress()) {
             (Some(round), true) => round.book.total(),
             _ => 0,
@@ -237,94 +330,6 @@ impl Table {
             ));
         }
         Ok(())
-    }
-
-    fn step(&mut self, cmd: &Command) -> Result<Vec<Event>, Refusal> {
-        match cmd {
-            Command::OpenShoe { config, by, now_ms } => self.open_shoe(*config, by, *now_ms),
-            Command::Burn {
-                exposed,
-                by,
-                now_ms,
-            } => self.burn(*exposed, by, *now_ms),
-            Command::EndShoe { by, now_ms } => self.end_shoe(by, *now_ms),
-            Command::OpenBetting { by, now_ms } => self.open_betting(by, *now_ms),
-            Command::CloseBetting { by, now_ms } => {
-                required("by", by)?;
-                match self.phase {
-                    Phase::BettingOpen { .. } => Ok(self.close_betting(*now_ms)),
-                    phase => Err(Refusal::NotNow {
-                        action: "close betting",
-                        phase,
-                    }),
-                }
-            }
-            Command::Tick { now_ms } => Ok(match self.phase {
-                Phase::BettingOpen {
-                    closes_at: Some(closes_at),
-                    ..
-                } if *now_ms >= closes_at => self.close_betting(closes_at),
-                _ => Vec::new(),
-            }),
-            Command::Deal { player, now_ms } => self.player_deal(player, *now_ms),
-            Command::DealCard {
-                card,
-                source,
-                now_ms,
-            } => self.deal_card(*card, *source, *now_ms),
-            Command::UndoLastCard { reason, by, now_ms } => self.undo(reason, by, *now_ms),
-            Command::ConfirmResult { by, now_ms } => self.confirm(by, *now_ms),
-            Command::VoidRound { reason, by, now_ms } => self.void(reason, by, *now_ms),
-            Command::PlaceBets {
-                player,
-                round_id,
-                bets,
-                key,
-                now_ms,
-            } => {
-                let fingerprint = format!("place {round_id} {bets:?}");
-                self.bet_request(player, key, fingerprint, *now_ms, |_| {
-                    Ok((Some(round_id.clone()), bets.clone()))
-                })
-            }
-            Command::ClearBets {
-                player,
-                key,
-                now_ms,
-            } => self.clear_bets(player, key, *now_ms),
-            Command::Rebet {
-                player,
-                key,
-                now_ms,
-            } => self.bet_request(player, key, "rebet".to_owned(), *now_ms, |table| {
-                let last = table
-                    .players
-                    .get(player)
-                    .map(|p| &p.last_bets)
-                    .filter(|b| !b.is_empty())
-                    .ok_or_else(|| Refusal::NoPreviousBets {
-                        player: player.clone(),
-                    })?;
-                Ok((None, last.iter().map(|(&k, &a)| (k, a)).collect()))
-            }),
-            Command::SetSelfLimit {
-                player,
-                max_bet_minor,
-                now_ms,
-            } => self.set_self_limit(player, *max_bet_minor, *now_ms),
-            Command::Deposit {
-                player,
-                amount,
-                key,
-                ..
-            } => self.transfer_external(player, *amount, key, EntryKind::Deposit),
-            Command::Withdraw {
-                player,
-                amount,
-                key,
-                ..
-            } => self.transfer_external(player, *amount, key, EntryKind::Withdrawal),
-        }
     }
 
     // ----- shoe ------------------------------------------------------------------------
@@ -397,18 +402,34 @@ impl Table {
         }])
     }
 
-    /// After a round: the shoe's hand is over if any card of it was dealt.
-    fn finish_hand(&mut self, now: u64) -> Result<Vec<Event>, Refusal> {
-        let Some(run) = self.shoe.as_mut() else {
-            return Ok(Vec::new());
+    /// After a round, the shoe's hand is over if any card of it was dealt: the shoe as it
+    /// will be then, worked out on a copy so that the round's end can still be refused.
+    /// `None`: no hand to finish.
+    fn finished_hand(&self) -> Result<Option<Shoe>, Refusal> {
+        let Some(run) = self
+            .shoe
+            .as_ref()
+            .filter(|r| !r.shoe.hand_cards().is_empty())
+        else {
+            return Ok(None);
         };
-        if run.shoe.hand_cards().is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(match run.shoe.hand_finished()? {
-            ShoeState::LastHand => vec![Event::LastHand { shoe: run.number }],
+        let mut shoe = run.shoe.clone();
+        shoe.hand_finished()?;
+        Ok(Some(shoe))
+    }
+
+    /// Puts the shoe from [`Table::finished_hand`] in play (or out, once it has ended).
+    fn finish_hand(&mut self, finished: Option<Shoe>, now: u64) -> Vec<Event> {
+        let (Some(shoe), Some(run)) = (finished, self.shoe.as_mut()) else {
+            return Vec::new();
+        };
+        let number = run.number;
+        match shoe.state() {
+            ShoeState::LastHand => {
+                run.shoe = shoe;
+                vec![Event::LastHand { shoe: number }]
+            }
             ShoeState::Ended => {
-                let number = run.number;
                 self.shoe = None;
                 vec![Event::ShoeEnded {
                     shoe: number,
@@ -416,8 +437,11 @@ impl Table {
                     at: now,
                 }]
             }
-            _ => Vec::new(),
-        })
+            _ => {
+                run.shoe = shoe;
+                Vec::new()
+            }
+        }
     }
 
     // ----- round -----------------------------------------------------------------------
@@ -559,13 +583,14 @@ impl Table {
         let to = round.coup.due().side();
         let mut coup = round.coup;
         let due_next = coup.deal(card)?;
-        let before = run.shoe.state();
-        let after = run.shoe.deal(card)?;
-        round.coup = coup;
         let Some(to) = to else {
             // `coup.deal` refuses a card when none is due, so a side was due.
             return Err(Refusal::NotNow { action, phase });
         };
+        let before = run.shoe.state();
+        // The last check, and the first change: the shoe refuses a card without changing.
+        let after = run.shoe.deal(card)?;
+        round.coup = coup;
         round.cards.push(DealtCard {
             card,
             to,
@@ -615,8 +640,11 @@ impl Table {
         let (Some(round), Some(run)) = (self.round.as_mut(), self.shoe.as_mut()) else {
             return Err(Refusal::NoShoe { action });
         };
-        let card = round.coup.undo().ok_or(Refusal::NothingToUndo)?;
+        let mut coup = round.coup;
+        let card = coup.undo().ok_or(Refusal::NothingToUndo)?;
+        // The last check, and the first change.
         run.shoe.undo(card)?;
+        round.coup = coup;
         round.cards.pop();
         round.corrections.push(Correction {
             card,
@@ -646,8 +674,10 @@ impl Table {
         required("by", by)?;
         let action = "confirm the result";
         let phase = self.phase;
-        let round = self.round.take().ok_or(Refusal::NotNow { action, phase })?;
-        let (Phase::Result, Some(result)) = (phase, round.coup.result()) else {
+        let (Phase::Result, Some(round)) = (phase, self.round.as_ref()) else {
+            return Err(Refusal::NotNow { action, phase });
+        };
+        let Some(result) = round.coup.result() else {
             return Err(Refusal::NotNow { action, phase });
         };
         let paytable = &self.config.policy.paytable;
@@ -656,56 +686,17 @@ impl Table {
             let bets: Vec<Bet> = stakes.iter().map(|(&k, &s)| Bet::new(k, s)).collect();
             settled.insert(player.clone(), settle(&bets, &result, paytable)?);
         }
-        let mut house_net = 0i64;
-        for (player, settlements) in &settled {
-            let to = Some(Account::Player(player.clone()));
-            for s in settlements {
-                let key = |what: &str| format!("{what}:{}:{player}:{}", round.id, s.kind);
-                let entry = |key: String, kind, from, to: Option<Account>, amount| Entry {
-                    key,
-                    kind,
-                    from: Some(from),
-                    to,
-                    amount,
-                    round_id: Some(round.id.clone()),
-                };
-                if s.returned > 0 {
-                    self.ledger.post(entry(
-                        key("return"),
-                        EntryKind::Payout,
-                        Account::InPlay,
-                        to.clone(),
-                        s.stake,
-                    ))?;
-                } else {
-                    self.ledger.post(entry(
-                        key("loss"),
-                        EntryKind::Loss,
-                        Account::InPlay,
-                        Some(Account::House),
-                        s.stake,
-                    ))?;
-                    house_net += s.stake;
-                }
-                if s.winnings > 0 {
-                    self.ledger.post(entry(
-                        key("win"),
-                        EntryKind::Payout,
-                        Account::House,
-                        to.clone(),
-                        s.winnings,
-                    ))?;
-                    house_net -= s.winnings;
-                }
-            }
-        }
+        let (entries, house_net) = settlement_entries(&round.id, &settled);
+        let shoe = self.finished_hand()?;
+        self.ledger.post_all(entries)?;
+        // Nothing below can fail.
         self.settled_rounds += 1;
         let n = self.settled_rounds;
         for (player, stakes) in round.book.players() {
             let state = self.players.entry(player.clone()).or_default();
             state.last_bets = stakes.clone();
             for (&kind, &stake) in stakes {
-                if let Some(i) = main_index(kind) {
+                if let Some(i) = book::main_chance(kind) {
                     let s = &mut state.streaks[i];
                     let count = if s.last_round + 1 == n {
                         s.count + 1
@@ -727,39 +718,41 @@ impl Table {
             at: now,
         }];
         events.extend(self.balance_events(round.book.players().keys()));
-        events.push(self.finished(&round, None, settled, now));
-        self.round = Some(round);
+        events.push(self.finished(round, None, settled, now));
         self.phase = Phase::Settled;
-        events.extend(self.finish_hand(now)?);
+        events.extend(self.finish_hand(shoe, now));
         Ok(events)
     }
 
     fn void(&mut self, reason: &str, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
         let action = "void the round";
-        if !self.phase.round_in_progress() {
-            return Err(Refusal::NotNow {
-                action,
-                phase: self.phase,
-            });
+        let phase = self.phase;
+        if !phase.round_in_progress() {
+            return Err(Refusal::NotNow { action, phase });
         }
         required("reason", reason)?;
         required("by", by)?;
-        let phase = self.phase;
-        let round = self.round.take().ok_or(Refusal::NotNow { action, phase })?;
+        let round = self
+            .round
+            .as_ref()
+            .ok_or(Refusal::NotNow { action, phase })?;
+        let mut entries = Vec::new();
         let mut refunds = BTreeMap::new();
         for (player, stakes) in round.book.players() {
-            for (&kind, &amount) in stakes {
-                self.ledger.post(Entry {
-                    key: format!("void:{}:{player}:{kind}", round.id),
-                    kind: EntryKind::Refund,
-                    from: Some(Account::InPlay),
-                    to: Some(Account::Player(player.clone())),
+            entries.extend(stakes.iter().map(|(&kind, &amount)| {
+                round_entry(
+                    format!("void:{}:{player}:{kind}", round.id),
+                    EntryKind::Refund,
+                    (Account::InPlay, Account::Player(player.clone())),
                     amount,
-                    round_id: Some(round.id.clone()),
-                })?;
-            }
+                    &round.id,
+                )
+            }));
             refunds.insert(player.clone(), stakes.values().sum::<i64>());
         }
+        let shoe = self.finished_hand()?;
+        self.ledger.post_all(entries)?;
+        // Nothing below can fail.
         let void = VoidRecord {
             reason: reason.to_owned(),
             by: by.to_owned(),
@@ -771,10 +764,9 @@ impl Table {
             refunds,
         }];
         events.extend(self.balance_events(round.book.players().keys()));
-        events.push(self.finished(&round, Some(void), BTreeMap::new(), now));
-        self.round = Some(round);
+        events.push(self.finished(round, Some(void), BTreeMap::new(), now));
         self.phase = Phase::Voided;
-        events.extend(self.finish_hand(now)?);
+        events.extend(self.finish_hand(shoe, now));
         Ok(events)
     }
 
@@ -782,7 +774,7 @@ impl Table {
         &self,
         round: &Round,
         void: Option<VoidRecord>,
-        settlements: BTreeMap<String, Vec<banco_rules::Settlement>>,
+        settlements: BTreeMap<String, Vec<Settlement>>,
         now: u64,
     ) -> Event {
         Event::RoundFinished(Box::new(FinishedRound {
@@ -837,7 +829,7 @@ impl Table {
         Ok(Some(vec![Event::Replayed {
             player: player.to_owned(),
             key: key.to_owned(),
-            original: earlier.events.to_vec(),
+            original: earlier.events.clone(),
         }]))
     }
 
@@ -849,7 +841,7 @@ impl Table {
         state.answered.push_back(Answered {
             key: key.to_owned(),
             fingerprint,
-            events: events.into(),
+            events: events.to_vec(),
         });
     }
 
@@ -872,15 +864,15 @@ impl Table {
             .ok_or(Refusal::BettingNotOpen { phase: self.phase })
     }
 
-    /// PlaceBets and Rebet: `bets_of` gives the round the request names (if any) and the
-    /// positions to add.
+    /// PlaceBets and Rebet: `request` is the round the request names (if any) and the
+    /// positions to add, or why there are none (judged after the retry and timing checks).
     fn bet_request(
         &mut self,
         player: &str,
         key: &str,
         fingerprint: String,
         now: u64,
-        bets_of: impl FnOnce(&Table) -> Result<(Option<RoundId>, Vec<(BetKind, i64)>), Refusal>,
+        request: Result<BetRequest<'_>, Refusal>,
     ) -> Result<Vec<Event>, Refusal> {
         required("player", player)?;
         required("key", key)?;
@@ -888,12 +880,15 @@ impl Table {
             return Ok(events);
         }
         let round = self.open_round(now)?;
-        let (asked_round, request) = bets_of(self)?;
+        let BetRequest {
+            round: asked_round,
+            bets: request,
+        } = request?;
         if let Some(asked) = asked_round
-            && asked != round.id
+            && *asked != round.id
         {
             return Err(Refusal::WrongRound {
-                asked,
+                asked: asked.clone(),
                 current: round.id.clone(),
             });
         }
@@ -928,20 +923,27 @@ impl Table {
             });
         }
         let round_id = round.id.clone();
-        for &(kind, amount) in &accepted.bets {
-            self.ledger.post(Entry {
-                key: format!("stake:{round_id}:{player}:{key}:{kind}"),
-                kind: EntryKind::Stake,
-                from: Some(Account::Player(player.to_owned())),
-                to: Some(Account::InPlay),
-                amount,
-                round_id: Some(round_id.clone()),
-            })?;
-        }
+        let first = self.ledger.round_entries().len();
+        let entries = accepted
+            .bets
+            .iter()
+            .zip(first..)
+            .map(|(&(kind, amount), n)| {
+                round_entry(
+                    format!("stake:{round_id}:{player}:{key}:{kind}:{n}"),
+                    EntryKind::Stake,
+                    (Account::Player(player.to_owned()), Account::InPlay),
+                    amount,
+                    &round_id,
+                )
+            });
+        let entries = entries.collect();
         let round = self
             .round
             .as_mut()
             .ok_or(Refusal::BettingNotOpen { phase: self.phase })?;
+        // The last check, and the first change.
+        self.ledger.post_all(entries)?;
         round.book.add(player, &accepted.bets);
         let events = vec![
             Event::BetsAccepted {
@@ -972,25 +974,33 @@ impl Table {
         if let Some(events) = self.answered(player, key, &fingerprint)? {
             return Ok(events);
         }
-        let round_id = self.open_round(now)?.id.clone();
+        let round = self.open_round(now)?;
+        let refunded = round
+            .book
+            .of(player)
+            .cloned()
+            .ok_or_else(|| Refusal::NoBets {
+                player: player.to_owned(),
+            })?;
+        let round_id = round.id.clone();
+        let first = self.ledger.round_entries().len();
+        let entries = refunded.iter().zip(first..).map(|((&kind, &amount), n)| {
+            round_entry(
+                format!("clear:{round_id}:{player}:{key}:{kind}:{n}"),
+                EntryKind::Refund,
+                (Account::InPlay, Account::Player(player.to_owned())),
+                amount,
+                &round_id,
+            )
+        });
+        let entries = entries.collect();
         let round = self
             .round
             .as_mut()
             .ok_or(Refusal::BettingNotOpen { phase: self.phase })?;
-        let refunded = round.book.clear(player).ok_or_else(|| Refusal::NoBets {
-            player: player.to_owned(),
-        })?;
-        let totals = round.book.totals();
-        for (&kind, &amount) in &refunded {
-            self.ledger.post(Entry {
-                key: format!("clear:{round_id}:{player}:{key}:{kind}"),
-                kind: EntryKind::Refund,
-                from: Some(Account::InPlay),
-                to: Some(Account::Player(player.to_owned())),
-                amount,
-                round_id: Some(round_id.clone()),
-            })?;
-        }
+        // The last check, and the first change.
+        self.ledger.post_all(entries)?;
+        round.book.clear(player);
         let events = vec![
             Event::BetsCleared {
                 player: player.to_owned(),
@@ -1002,7 +1012,10 @@ impl Table {
                 player: player.to_owned(),
                 balance: self.ledger.balance(player),
             },
-            Event::BetTotals { round_id, totals },
+            Event::BetTotals {
+                round_id,
+                totals: round.book.totals(),
+            },
         ];
         self.remember(player, key, fingerprint, &events);
         Ok(events)
@@ -1013,8 +1026,7 @@ impl Table {
         if max <= 0 {
             return Err(Refusal::SelfLimitNotPositive { asked: max });
         }
-        let state = self.players.entry(player.to_owned()).or_default();
-        if let Some((current, set_at)) = state.self_limit {
+        if let Some((current, set_at)) = self.players.get(player).and_then(|p| p.self_limit) {
             if max >= current {
                 return Err(Refusal::SelfLimitNotLower {
                     asked: max,
@@ -1030,6 +1042,7 @@ impl Table {
                 });
             }
         }
+        let state = self.players.entry(player.to_owned()).or_default();
         state.self_limit = Some((max, now));
         Ok(vec![Event::SelfLimitSet {
             player: player.to_owned(),
@@ -1094,4 +1107,54 @@ impl Table {
             }
         })
     }
+}
+
+/// A transfer of the round `round_id` between two accounts of the table.
+fn round_entry(
+    key: String,
+    kind: EntryKind,
+    (from, to): (Account, Account),
+    amount: i64,
+    round_id: &RoundId,
+) -> Entry {
+    Entry {
+        key,
+        kind,
+        from: Some(from),
+        to: Some(to),
+        amount,
+        round_id: Some(round_id.clone()),
+    }
+}
+
+/// The ledger entries that settle a round, and the house's net gain on it.
+fn settlement_entries(
+    round_id: &RoundId,
+    settled: &BTreeMap<String, Vec<Settlement>>,
+) -> (Vec<Entry>, i64) {
+    let mut entries = Vec::new();
+    let mut house_net = 0i64;
+    for (player, settlements) in settled {
+        let to = Account::Player(player.clone());
+        for s in settlements {
+            let entry = |what: &str, kind, accounts, amount| {
+                let key = format!("{what}:{round_id}:{player}:{}", s.kind);
+                round_entry(key, kind, accounts, amount, round_id)
+            };
+            if s.returned > 0 {
+                let accounts = (Account::InPlay, to.clone());
+                entries.push(entry("return", EntryKind::Payout, accounts, s.stake));
+            } else {
+                let accounts = (Account::InPlay, Account::House);
+                entries.push(entry("loss", EntryKind::Loss, accounts, s.stake));
+                house_net += s.stake;
+            }
+            if s.winnings > 0 {
+                let accounts = (Account::House, to.clone());
+                entries.push(entry("win", EntryKind::Payout, accounts, s.winnings));
+                house_net -= s.winnings;
+            }
+        }
+    }
+    (entries, house_net)
 }

@@ -6,8 +6,8 @@
 mod support;
 
 use banco_rules::BetKind::{self, Banker, Big, Player, PlayerPair, Tie};
-use banco_table::book::{PositionRefusal, Raise};
-use banco_table::table::SELF_LIMIT_PERIOD_MS;
+use banco_table::book::{PositionRefusal, PositionTotal, Raise};
+use banco_table::table::{REMEMBERED_REQUESTS, SELF_LIMIT_PERIOD_MS};
 use banco_table::{
     Command, Event, Limits, Pacing, Refusal, RoundId, Table, TablePolicy, UnderMinimum,
 };
@@ -582,4 +582,62 @@ fn clear_and_rebet() {
     assert_eq!(accepted(&events).0, vec![(Banker, 2_000), (Tie, 500)]);
     assert_eq!(t.stakes("alice").unwrap()[&Banker], 2_000);
     let _ = round;
+}
+
+#[test]
+fn a_key_forgotten_after_the_remembered_requests_is_a_new_request() {
+    let mut t = live_table_with(&[("alice", 1_000_000)]);
+    let round = open(&mut t, 1);
+    let first = bets("alice", &round, &[(Player, 500)], "k0", 2);
+    ok(&mut t, first.clone());
+    for i in 1..=REMEMBERED_REQUESTS {
+        ok(
+            &mut t,
+            bets("alice", &round, &[(Player, 100)], &format!("k{i}"), 2),
+        );
+    }
+    // `k0` is forgotten: the same key with the same bets is a new request, debited again
+    // (and `ok` checks that the ledger moved the money the book now holds).
+    let events = ok(&mut t, first);
+    assert!(
+        matches!(&events[0], Event::BetsAccepted { .. }),
+        "{events:?}"
+    );
+    let staked = 500 + 100 * REMEMBERED_REQUESTS as i64 + 500;
+    assert_eq!(t.stakes("alice").unwrap()[&Player], staked);
+    assert_eq!(t.balance("alice"), 1_000_000 - staked);
+}
+
+#[test]
+fn bet_totals_follow_bets_and_clears() {
+    let mut t = live_table_with(&[("alice", 100_000), ("bob", 100_000)]);
+    let round = open(&mut t, 1);
+    ok(
+        &mut t,
+        bets("alice", &round, &[(Player, 1_000), (Tie, 500)], "a", 2),
+    );
+    ok(&mut t, bets("bob", &round, &[(Player, 2_000)], "b", 2));
+    ok(&mut t, bets("bob", &round, &[(Player, 500)], "b2", 2));
+    let total = |amount, bettors| PositionTotal { amount, bettors };
+    assert_eq!(
+        t.snapshot().bet_totals.into_iter().collect::<Vec<_>>(),
+        vec![(Player, total(3_500, 2)), (Tie, total(500, 1))]
+    );
+    let events = ok(
+        &mut t,
+        Command::ClearBets {
+            player: "alice".into(),
+            key: "c".into(),
+            now_ms: 3,
+        },
+    );
+    let expected = vec![(Player, total(2_500, 1))];
+    assert_eq!(
+        t.snapshot().bet_totals.into_iter().collect::<Vec<_>>(),
+        expected
+    );
+    assert!(matches!(
+        &events[2],
+        Event::BetTotals { totals, .. } if totals.clone().into_iter().collect::<Vec<_>>() == expected
+    ));
 }
