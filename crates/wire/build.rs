@@ -16,10 +16,8 @@ const FILES: [&str; 6] = [
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let proto_dir = manifest_dir.join("../../proto");
+    // A directory is scanned whole: any edited or added proto file reruns this script.
     println!("cargo:rerun-if-changed={}", proto_dir.display());
-    for file in FILES {
-        println!("cargo:rerun-if-changed={}", proto_dir.join(file).display());
-    }
 
     let mut compiler = protox::Compiler::new([&proto_dir])?;
     compiler.include_source_info(true).include_imports(true);

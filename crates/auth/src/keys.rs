@@ -6,14 +6,21 @@
 //!
 //! Both are created, never overwritten: replacing a key silently would invalidate every
 //! token in circulation, so the caller must remove the old file on purpose.
+//!
+//! Every buffer that holds a seed, raw or encoded, is a [`Zeroizing`] one, so it is wiped
+//! when dropped (a plain `clear` or `fill(0)` before a free may be optimised away).
 
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ed25519_dalek::{Digest as _, Sha512, SigningKey, VerifyingKey};
+use zeroize::Zeroizing;
+
+/// Longest key file read, in bytes: a key line is 45.
+const MAX_KEY_FILE_LEN: usize = 256;
 
 /// Why a key could not be generated, saved or loaded. Never contains key material.
 #[derive(Debug, thiserror::Error)]
@@ -55,11 +62,9 @@ pub enum KeyError {
 
 /// A fresh signing key from 32 bytes of the operating system's random source.
 pub fn generate_signing_key() -> Result<SigningKey, KeyError> {
-    let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(|e| KeyError::Random(e.to_string()))?;
-    let key = SigningKey::from_bytes(&seed);
-    seed.fill(0);
-    Ok(key)
+    let mut seed = Zeroizing::new([0u8; 32]);
+    getrandom::fill(&mut *seed).map_err(|e| KeyError::Random(e.to_string()))?;
+    Ok(SigningKey::from_bytes(&seed))
 }
 
 /// A signing key from a caller-supplied 32-byte seed (tests, hardware RNGs).
@@ -76,13 +81,11 @@ pub fn key_id(key: &VerifyingKey) -> String {
 
 /// Writes `key`'s seed to a new file at `path` with mode 0600.
 pub fn save_signing_key(path: &Path, key: &SigningKey) -> Result<(), KeyError> {
-    let mut text = STANDARD.encode(key.as_bytes());
+    // Sized up front so that no growth leaves an unwiped copy behind.
+    let mut text = Zeroizing::new(String::with_capacity(45));
+    STANDARD.encode_string(key.as_bytes(), &mut text);
     text.push('\n');
-    let result = create_new(path, text.as_bytes(), 0o600);
-    // Best effort: do not leave the encoded seed lying in freed memory.
-    text.clear();
-    text.shrink_to_fit();
-    result
+    create_new(path, text.as_bytes(), 0o600)
 }
 
 /// Writes `key` to a new public key file at `path` with mode 0644.
@@ -94,16 +97,13 @@ pub fn save_verifying_key(path: &Path, key: &VerifyingKey) -> Result<(), KeyErro
 
 /// Reads a signing key file; refuses one readable by group or others.
 pub fn load_signing_key(path: &Path) -> Result<SigningKey, KeyError> {
-    check_private_mode(path)?;
-    let mut seed = read_32(path)?;
-    let key = SigningKey::from_bytes(&seed);
-    seed.fill(0);
-    Ok(key)
+    let seed = read_key_file(path, check_private_mode)?;
+    Ok(SigningKey::from_bytes(&seed))
 }
 
 /// Reads a public key file.
 pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, KeyError> {
-    let bytes = read_32(path)?;
+    let bytes = read_key_file(path, |_, _| Ok(()))?;
     VerifyingKey::from_bytes(&bytes).map_err(|_| KeyError::BadPublicKey(path.to_owned()))
 }
 
@@ -135,14 +135,11 @@ fn create_new(path: &Path, contents: &[u8], mode: u32) -> Result<(), KeyError> {
     file.sync_all().map_err(io_error(path))
 }
 
+/// Refuses a signing key file that group or others may read.
 #[cfg(unix)]
-fn check_private_mode(path: &Path) -> Result<(), KeyError> {
+fn check_private_mode(path: &Path, metadata: &Metadata) -> Result<(), KeyError> {
     use std::os::unix::fs::PermissionsExt as _;
-    let mode = fs::metadata(path)
-        .map_err(io_error(path))?
-        .permissions()
-        .mode()
-        & 0o777;
+    let mode = metadata.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(KeyError::InsecurePermissions {
             path: path.to_owned(),
@@ -153,32 +150,48 @@ fn check_private_mode(path: &Path) -> Result<(), KeyError> {
 }
 
 #[cfg(not(unix))]
-fn check_private_mode(_path: &Path) -> Result<(), KeyError> {
+fn check_private_mode(_path: &Path, _metadata: &Metadata) -> Result<(), KeyError> {
     Ok(())
 }
 
 /// Reads a one-line key file: base64 of exactly 32 bytes, optionally followed by a newline.
-fn read_32(path: &Path) -> Result<[u8; 32], KeyError> {
+/// The file is opened once, so `check` (the permission check of a signing key) and the size
+/// check look at the very file that is read.
+fn read_key_file(
+    path: &Path,
+    check: impl FnOnce(&Path, &Metadata) -> Result<(), KeyError>,
+) -> Result<Zeroizing<[u8; 32]>, KeyError> {
     let bad = |reason: String| KeyError::BadEncoding {
         path: path.to_owned(),
         reason,
     };
-    let metadata = fs::metadata(path).map_err(io_error(path))?;
-    if metadata.len() > 256 {
-        return Err(bad(format!("{} bytes is too long", metadata.len())));
+    let file = File::open(path).map_err(io_error(path))?;
+    let metadata = file.metadata().map_err(io_error(path))?;
+    check(path, &metadata)?;
+    let too_long = |len: u64| bad(format!("{len} bytes is too long"));
+    if metadata.len() > MAX_KEY_FILE_LEN as u64 {
+        return Err(too_long(metadata.len()));
     }
-    let mut text = fs::read_to_string(path).map_err(io_error(path))?;
+    // One byte of room past the limit, so a file that grew since is seen, never a realloc.
+    let mut text = Zeroizing::new(Vec::with_capacity(MAX_KEY_FILE_LEN + 1));
+    file.take(MAX_KEY_FILE_LEN as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(io_error(path))?;
+    if text.len() > MAX_KEY_FILE_LEN {
+        return Err(too_long(text.len() as u64));
+    }
     let line = text
-        .strip_suffix('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .unwrap_or(&text);
-    let decoded = STANDARD
-        .decode(line)
-        .map_err(|e| bad(format!("not base64: {e}")));
-    text.clear();
-    let mut decoded = decoded?;
-    let result = <[u8; 32]>::try_from(decoded.as_slice())
-        .map_err(|_| bad(format!("decodes to {} bytes, expected 32", decoded.len())));
-    decoded.fill(0);
-    result
+        .strip_suffix(b"\n")
+        .map_or(&text[..], |l| l.strip_suffix(b"\r").unwrap_or(l));
+    // Large enough for any line within the limit, as `decode_slice` requires.
+    let mut decoded = Zeroizing::new([0u8; MAX_KEY_FILE_LEN / 4 * 3]);
+    let len = STANDARD
+        .decode_slice(line, &mut decoded[..])
+        .map_err(|e| bad(format!("not base64: {e}")))?;
+    if len != 32 {
+        return Err(bad(format!("decodes to {len} bytes, expected 32")));
+    }
+    let mut key = Zeroizing::new([0u8; 32]);
+    key.copy_from_slice(&decoded[..32]);
+    Ok(key)
 }

@@ -98,6 +98,10 @@ fn bad_key_files_are_refused_with_the_path() {
         assert!(matches!(err, KeyError::BadEncoding { .. }), "{name}: {err}");
         assert!(err.to_string().contains(name), "{name}: {err}");
     }
+    let long = dir.path().join("long");
+    std::fs::write(&long, "A".repeat(300)).unwrap();
+    let err = load_verifying_key(&long).unwrap_err();
+    assert!(err.to_string().contains("300 bytes is too long"), "{err}");
     let missing = load_verifying_key(&dir.path().join("absent")).unwrap_err();
     assert!(matches!(missing, KeyError::Io { .. }), "{missing}");
 }

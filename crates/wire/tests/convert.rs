@@ -484,6 +484,12 @@ fn hand_results_that_disagree_with_their_cards_are_refused() {
         },
         "banker_cards",
     );
+    // Banker's third card moved to Player, who stands on 7: Banker (5) draws it.
+    let banker_drew = pb::HandResult::from(hand("4S 2H 3D 3C 5D"));
+    let mut bad = banker_drew;
+    let third = bad.banker_cards.pop().unwrap();
+    bad.player_cards.push(third);
+    invalid_on(CoupResult::try_from(bad), "player_cards");
     // A third card after a natural.
     let natural = pb::HandResult::from(hand("9S 2H KD 3C"));
     let mut bad = natural.clone();

@@ -1,6 +1,6 @@
 //! Cards as canonical strings, and judged hands.
 
-use banco_rules::{Card, Coup, CoupResult, Due, JudgeError, Winner};
+use banco_rules::{Card, Coup, CoupResult, Due, JudgeError};
 
 use super::{ConversionError, at, enums};
 use crate::pb;
@@ -22,16 +22,13 @@ pub fn card(field: &str, text: &str) -> Result<Card, ConversionError> {
     if text.is_empty() {
         return Err(ConversionError::missing(field));
     }
-    let quoted = || format!("{text:?}");
-    let parsed = Card::parse(text)
-        .map_err(|err| ConversionError::invalid(field, quoted(), format!("not a card ({err})")))?;
+    let invalid = |why: String| ConversionError::invalid(field, format!("{text:?}"), why);
+    let parsed = Card::parse(text).map_err(|err| invalid(err.to_string()))?;
     let canonical = parsed.to_string();
     if canonical != text {
-        return Err(ConversionError::invalid(
-            field,
-            quoted(),
-            format!("cards are sent in canonical notation: write `{canonical}`"),
-        ));
+        return Err(invalid(format!(
+            "cards are sent in canonical notation: write `{canonical}`"
+        )));
     }
     Ok(parsed)
 }
@@ -95,85 +92,75 @@ impl TryFrom<pb::HandResult> for CoupResult {
             .collect();
         let dealt = || format!("{:?}", cards_to_pb(order.iter().copied()).join(" "));
         let result = Coup::judge(&order).map_err(|err| {
-            // Name the hand that holds the card too many, or that is short of one.
+            // Name the hand that is short of a card, or that holds the card too many: the
+            // fifth card is Player's if Player has three, the sixth always Banker's.
             let players = match err {
                 JudgeError::TooFewCards { due, .. } => due == Due::PlayerCard,
-                JudgeError::TooManyCards { position, .. } => match position.saturating_sub(1) {
-                    0 | 2 => true,
-                    4 => player.len() == 3,
-                    _ => false,
-                },
+                JudgeError::TooManyCards { position, .. } => position == 5 && player.len() == 3,
+            };
+            let field = if players {
+                "player_cards"
+            } else {
+                "banker_cards"
             };
             ConversionError::invalid(
-                if players {
+                field,
+                dealt(),
+                format!("not a legal hand in dealing order ({err})"),
+            )
+        })?;
+        // Judged in this order, a third card may still land in the other hand than the one
+        // that holds it: name the hand that holds it.
+        if result.player_cards() != player.as_slice() || result.banker_cards() != banker.as_slice()
+        {
+            return Err(ConversionError::invalid(
+                if player.len() == 3 {
                     "player_cards"
                 } else {
                     "banker_cards"
                 },
                 dealt(),
-                format!("not a legal hand in dealing order ({err})"),
-            )
-        })?;
-        if result.player_cards() != player.as_slice() || result.banker_cards() != banker.as_slice()
-        {
-            return Err(ConversionError::invalid(
-                "banker_cards",
-                dealt(),
-                "the third-card rule gives these cards to the other hand",
+                "the third-card rule gives a third card to the other hand",
             ));
         }
         let expected = pb::HandResult::from(&result);
-        let mismatch = |field: &str, got: String, want: String| {
-            ConversionError::invalid(field, got, format!("the cards give {want}"))
-        };
-        if hand.player_total != expected.player_total {
-            return Err(mismatch(
-                "player_total",
-                hand.player_total.to_string(),
-                expected.player_total.to_string(),
-            ));
-        }
-        if hand.banker_total != expected.banker_total {
-            return Err(mismatch(
-                "banker_total",
-                hand.banker_total.to_string(),
-                expected.banker_total.to_string(),
-            ));
-        }
-        let winner: Winner = enums::winner("winner", hand.winner)?;
-        if winner != result.winner() {
-            return Err(mismatch(
-                "winner",
-                winner.to_string(),
-                result.winner().to_string(),
-            ));
-        }
-        for (field, got, want) in [
-            ("natural", hand.natural, expected.natural),
-            ("player_pair", hand.player_pair, expected.player_pair),
-            ("banker_pair", hand.banker_pair, expected.banker_pair),
-            (
-                "player_perfect_pair",
-                hand.player_perfect_pair,
-                expected.player_perfect_pair,
-            ),
-            (
-                "banker_perfect_pair",
-                hand.banker_perfect_pair,
-                expected.banker_perfect_pair,
-            ),
-        ] {
-            if got != want {
-                return Err(mismatch(field, got.to_string(), want.to_string()));
-            }
-        }
-        if hand.cards_dealt != expected.cards_dealt {
-            return Err(mismatch(
-                "cards_dealt",
-                hand.cards_dealt.to_string(),
-                expected.cards_dealt.to_string(),
-            ));
-        }
+        agree("player_total", hand.player_total, expected.player_total)?;
+        agree("banker_total", hand.banker_total, expected.banker_total)?;
+        agree(
+            "winner",
+            enums::winner("winner", hand.winner)?,
+            result.winner(),
+        )?;
+        agree("natural", hand.natural, expected.natural)?;
+        agree("player_pair", hand.player_pair, expected.player_pair)?;
+        agree("banker_pair", hand.banker_pair, expected.banker_pair)?;
+        agree(
+            "player_perfect_pair",
+            hand.player_perfect_pair,
+            expected.player_perfect_pair,
+        )?;
+        agree(
+            "banker_perfect_pair",
+            hand.banker_perfect_pair,
+            expected.banker_perfect_pair,
+        )?;
+        agree("cards_dealt", hand.cards_dealt, expected.cards_dealt)?;
         Ok(result)
     }
+}
+
+/// A derived field of a received hand result must be what the cards give.
+fn agree<T: PartialEq + std::fmt::Display>(
+    field: &str,
+    got: T,
+    want: T,
+) -> Result<(), ConversionError> {
+    if got == want {
+        return Ok(());
+    }
+    Err(ConversionError::invalid(
+        field,
+        got.to_string(),
+        format!("the cards give {want}"),
+    ))
 }

@@ -24,15 +24,16 @@ where
     }
 }
 
-/// Both directions for a domain enum and its wire enum, plus the bare-field reader.
+/// Both directions for a domain enum and its wire enum, whose variants bear the same names,
+/// plus the bare-field reader `$reader` (whose name is also the field named when a
+/// `TryFrom` of the wire enum meets `*_UNSPECIFIED`). The matches stay exhaustive both ways,
+/// so a variant added on either side is a compile error here, not a silent default.
 macro_rules! wire_enum {
-    ($(#[$doc:meta])* $reader:ident: $domain:ident => pb::$wire:ident as $name:literal {
-        $($d:ident => $w:ident),+ $(,)?
-    }) => {
+    ($($reader:ident: $domain:ident => $wire:ident { $($variant:ident),+ $(,)? })+) => {$(
         impl From<$domain> for pb::$wire {
             fn from(value: $domain) -> pb::$wire {
                 match value {
-                    $($domain::$d => pb::$wire::$w,)+
+                    $($domain::$variant => pb::$wire::$variant,)+
                 }
             }
         }
@@ -43,85 +44,31 @@ macro_rules! wire_enum {
 
             fn try_from(value: pb::$wire) -> Result<$domain, ConversionError> {
                 match value {
-                    $(pb::$wire::$w => Ok($domain::$d),)+
-                    pb::$wire::Unspecified => Err(ConversionError::missing($name)),
+                    $(pb::$wire::$variant => Ok($domain::$variant),)+
+                    pb::$wire::Unspecified => Err(ConversionError::missing(stringify!($reader))),
                 }
             }
         }
 
-        $(#[$doc])*
+        #[doc = concat!("Reads a `", stringify!($wire), "` field.")]
         pub fn $reader(field: &str, raw: i32) -> Result<$domain, ConversionError> {
             known::<pb::$wire>(field, raw)?
                 .try_into()
                 .map_err(|_| ConversionError::missing(field))
         }
-    };
+    )+};
 }
 
 wire_enum! {
-    /// Reads a `BetKind` field.
-    bet_kind: BetKind => pb::BetKind as "bet_kind" {
-        Player => Player,
-        Banker => Banker,
-        Tie => Tie,
-        PlayerPair => PlayerPair,
-        BankerPair => BankerPair,
-        EitherPair => EitherPair,
-        PerfectPair => PerfectPair,
-        Big => Big,
-        Small => Small,
+    bet_kind: BetKind => BetKind {
+        Player, Banker, Tie, PlayerPair, BankerPair, EitherPair, PerfectPair, Big, Small,
     }
-}
-
-wire_enum! {
-    /// Reads a `Winner` field.
-    winner: Winner => pb::Winner as "winner" {
-        Player => Player,
-        Banker => Banker,
-        Tie => Tie,
-    }
-}
-
-wire_enum! {
-    /// Reads a `Side` field.
-    side: Side => pb::Side as "side" {
-        Player => Player,
-        Banker => Banker,
-    }
-}
-
-wire_enum! {
-    /// Reads a `Due` field.
-    due: Due => pb::Due as "due" {
-        PlayerCard => PlayerCard,
-        BankerCard => BankerCard,
-        Complete => Complete,
-    }
-}
-
-wire_enum! {
-    /// Reads a `BetOutcome` field.
-    bet_outcome: BetOutcome => pb::BetOutcome as "bet_outcome" {
-        Win => Win,
-        Lose => Lose,
-        Push => Push,
-    }
-}
-
-wire_enum! {
-    /// Reads a `BurnRule` field.
-    burn_rule: BurnRule => pb::BurnRule as "burn_rule" {
-        ExposeAndBurn => ExposeAndBurn,
-        None => None,
-    }
-}
-
-wire_enum! {
-    /// Reads a `ShoeProcedure` field.
-    shoe_procedure: Procedure => pb::ShoeProcedure as "shoe_procedure" {
-        CutCard => CutCard,
-        ReshuffleEveryHand => ReshuffleEveryHand,
-    }
+    winner: Winner => Winner { Player, Banker, Tie }
+    side: Side => Side { Player, Banker }
+    due: Due => Due { PlayerCard, BankerCard, Complete }
+    bet_outcome: BetOutcome => BetOutcome { Win, Lose, Push }
+    burn_rule: BurnRule => BurnRule { ExposeAndBurn, None }
+    shoe_procedure: Procedure => ShoeProcedure { CutCard, ReshuffleEveryHand }
 }
 
 impl From<ShoeState> for pb::ShoeState {

@@ -103,7 +103,32 @@ pub(crate) fn at(field: &str, index: usize) -> String {
     format!("{field}[{index}]")
 }
 
-/// A required message field: `Missing(field)` when unset.
-pub(crate) fn required<T>(field: &str, value: Option<T>) -> Result<T, ConversionError> {
-    value.ok_or_else(|| ConversionError::missing(field))
+/// A required message field in its domain type: `Missing(field)` when unset, and any error
+/// of the inner conversion prefixed with `field`.
+pub(crate) fn required<W, D>(field: &str, value: Option<W>) -> Result<D, ConversionError>
+where
+    D: TryFrom<W, Error = ConversionError>,
+{
+    let value = value.ok_or_else(|| ConversionError::missing(field))?;
+    D::try_from(value).map_err(|e| e.within(field))
+}
+
+/// An optional message field in its domain type; errors are prefixed with `field`.
+pub(crate) fn optional<W, D>(field: &str, value: Option<W>) -> Result<Option<D>, ConversionError>
+where
+    D: TryFrom<W, Error = ConversionError>,
+{
+    value.map(|v| required(field, Some(v))).transpose()
+}
+
+/// A repeated message field in its domain type; an error names the element (`bets[2].kind`).
+pub(crate) fn repeated<W, D>(field: &str, values: Vec<W>) -> Result<Vec<D>, ConversionError>
+where
+    D: TryFrom<W, Error = ConversionError>,
+{
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| D::try_from(value).map_err(|e| e.within(&at(field, i))))
+        .collect()
 }

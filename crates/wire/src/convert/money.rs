@@ -4,7 +4,7 @@
 use banco_rules::settle::BetOutcome;
 use banco_rules::{Bet, Payout, Paytable, Rounding, Settlement};
 
-use super::{ConversionError, at, enums, required};
+use super::{ConversionError, enums, optional, repeated, required};
 use crate::pb;
 
 impl From<Payout> for pb::Ratio {
@@ -33,7 +33,7 @@ impl TryFrom<pb::Ratio> for Payout {
 
 /// Reads a required ratio field.
 pub fn payout(field: &str, ratio: Option<pb::Ratio>) -> Result<Payout, ConversionError> {
-    Payout::try_from(required(field, ratio)?).map_err(|e| e.within(field))
+    required(field, ratio)
 }
 
 impl From<&Paytable> for pb::Paytable {
@@ -70,10 +70,7 @@ impl TryFrom<pb::Paytable> for Paytable {
             name: table.name,
             player: payout("player", table.player)?,
             banker: payout("banker", table.banker)?,
-            banker_win_on_six: table
-                .banker_win_on_six
-                .map(|six| Payout::try_from(six).map_err(|e| e.within("banker_win_on_six")))
-                .transpose()?,
+            banker_win_on_six: optional("banker_win_on_six", table.banker_win_on_six)?,
             tie: payout("tie", table.tie)?,
             player_pair: payout("player_pair", table.player_pair)?,
             banker_pair: payout("banker_pair", table.banker_pair)?,
@@ -120,10 +117,7 @@ impl TryFrom<pb::Bet> for Bet {
 
 /// Reads a repeated bet field; the error names the element (`bets[2].stake_minor`).
 pub fn bets(field: &str, bets: Vec<pb::Bet>) -> Result<Vec<Bet>, ConversionError> {
-    bets.into_iter()
-        .enumerate()
-        .map(|(i, bet)| Bet::try_from(bet).map_err(|e| e.within(&at(field, i))))
-        .collect()
+    repeated(field, bets)
 }
 
 impl From<Rounding> for pb::Rounding {
@@ -205,8 +199,7 @@ impl TryFrom<pb::Settlement> for Settlement {
         let kind = enums::bet_kind("kind", s.kind)?;
         let stake = stake("stake_minor", s.stake_minor)?;
         let outcome = enums::bet_outcome("outcome", s.outcome)?;
-        let rounding = Rounding::try_from(required("rounding", s.rounding)?)
-            .map_err(|e| e.within("rounding"))?;
+        let rounding: Rounding = required("rounding", s.rounding)?;
         let won = outcome == BetOutcome::Win;
         let payout = match (won, s.payout) {
             (true, ratio) => Some(payout("payout", ratio)?),
@@ -269,9 +262,5 @@ pub fn settlements(
     field: &str,
     settlements: Vec<pb::Settlement>,
 ) -> Result<Vec<Settlement>, ConversionError> {
-    settlements
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| Settlement::try_from(s).map_err(|e| e.within(&at(field, i))))
-        .collect()
+    repeated(field, settlements)
 }

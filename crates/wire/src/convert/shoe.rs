@@ -22,16 +22,14 @@ impl TryFrom<pb::ShoeConfig> for ShoeConfig {
     type Error = ConversionError;
 
     fn try_from(config: pb::ShoeConfig) -> Result<ShoeConfig, ConversionError> {
-        let decks = u8::try_from(config.decks)
-            .ok()
-            .filter(|d| (1..=MAX_DECKS).contains(d))
-            .ok_or_else(|| {
-                ConversionError::invalid(
-                    "decks",
-                    config.decks.to_string(),
-                    "a shoe holds 1 to 8 decks",
-                )
-            })?;
+        // The range itself is checked once, by `validate`.
+        let decks = u8::try_from(config.decks).map_err(|_| {
+            ConversionError::invalid(
+                "decks",
+                config.decks.to_string(),
+                format!("a shoe holds 1 to {MAX_DECKS} decks"),
+            )
+        })?;
         let cut_card_from_end = u16::try_from(config.cut_card_from_end).map_err(|_| {
             ConversionError::invalid(
                 "cut_card_from_end",
@@ -80,17 +78,16 @@ impl TryFrom<pb::ShoeComposition> for Composition {
                 "exactly 52 counts, one per card in shoe-reader index order",
             ));
         }
-        for (i, (slot, &count)) in counts.iter_mut().zip(&composition.counts).enumerate() {
+        let cards = counts.iter_mut().zip(&composition.counts).zip(Card::ALL);
+        for (i, ((slot, &count), card)) in cards.enumerate() {
             *slot = u16::try_from(count)
                 .ok()
                 .filter(|&c| c <= u16::from(MAX_DECKS))
                 .ok_or_else(|| {
-                    let card = Card::from_index(u8::try_from(i).unwrap_or(u8::MAX))
-                        .map_or_else(String::new, |c| format!(" of {c}"));
                     ConversionError::invalid(
                         at("counts", i),
                         count.to_string(),
-                        format!("a shoe holds at most {MAX_DECKS}{card}"),
+                        format!("a shoe holds at most {MAX_DECKS} of {card}"),
                     )
                 })?;
         }
