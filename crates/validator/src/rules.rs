@@ -94,18 +94,7 @@ pub fn settle_bets(request: pb::SettleRequest) -> Result<pb::SettleResponse, Con
 
 /// Odds: exact probabilities and RTP of the next coup from a shoe.
 pub fn odds(request: pb::OddsRequest) -> Result<pb::OddsResponse, ConversionError> {
-    let decks = decks("decks", request.decks)?;
-    let mut shoe = Composition::full(decks).map_err(|err| {
-        ConversionError::invalid("decks", request.decks.to_string(), err.to_string())
-    })?;
-    for (i, card) in convert::cards("removed", &request.removed)?
-        .into_iter()
-        .enumerate()
-    {
-        shoe.remove(card, decks).map_err(|err| {
-            ConversionError::invalid(format!("removed[{i}]"), card.to_string(), err.to_string())
-        })?;
-    }
+    let (shoe, _) = shoe_less("decks", request.decks, "removed", &request.removed)?;
     let paytable = paytable("paytable", request.paytable)?;
     let p = probabilities(&shoe).map_err(|err| {
         ConversionError::invalid(
@@ -134,25 +123,32 @@ fn shoe_before_hand(
             Ok((composition, u8::try_from(decks.max(1)).unwrap_or(u8::MAX)))
         }
         Some(pb::check_card_request::Shoe::Seen(seen)) => {
-            let decks = decks("seen.decks", seen.decks)?;
-            let mut composition = Composition::full(decks).map_err(|err| {
-                ConversionError::invalid("seen.decks", seen.decks.to_string(), err.to_string())
-            })?;
-            for (i, card) in convert::cards("seen.cards", &seen.cards)?
-                .into_iter()
-                .enumerate()
-            {
-                composition.remove(card, decks).map_err(|err| {
-                    ConversionError::invalid(
-                        format!("seen.cards[{i}]"),
-                        card.to_string(),
-                        err.to_string(),
-                    )
-                })?;
-            }
-            Ok((composition, decks))
+            shoe_less("seen.decks", seen.decks, "seen.cards", &seen.cards)
         }
     }
+}
+
+/// A full shoe of `decks` less `cards`, each error naming its field; and the deck count.
+fn shoe_less(
+    decks_field: &str,
+    raw_decks: u32,
+    cards_field: &str,
+    cards: &[String],
+) -> Result<(Composition, u8), ConversionError> {
+    let decks = decks(decks_field, raw_decks)?;
+    let mut shoe = Composition::full(decks).map_err(|err| {
+        ConversionError::invalid(decks_field, raw_decks.to_string(), err.to_string())
+    })?;
+    for (i, card) in convert::cards(cards_field, cards)?.into_iter().enumerate() {
+        shoe.remove(card, decks).map_err(|err| {
+            ConversionError::invalid(
+                format!("{cards_field}[{i}]"),
+                card.to_string(),
+                err.to_string(),
+            )
+        })?;
+    }
+    Ok((shoe, decks))
 }
 
 fn decks(field: &str, raw: u32) -> Result<u8, ConversionError> {

@@ -215,6 +215,13 @@ fn next_due_judge_settle_and_odds() {
         paytable: Some(Paytable::standard().into()),
     })
     .unwrap();
+    let twice = odds(pb::OddsRequest {
+        decks: 1,
+        removed: strings(&["AS", "AS"]),
+        paytable: Some(Paytable::standard().into()),
+    })
+    .unwrap_err();
+    assert_eq!(twice.field(), "removed[1]", "{twice}");
     assert_eq!(o.cards_left, 416);
     assert!((o.probabilities.unwrap().banker - 0.458597).abs() < 5e-7);
     assert_eq!(
