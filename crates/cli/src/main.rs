@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod broadcaster;
+mod croupier;
 mod demo;
 mod judge;
 mod odds;
@@ -35,6 +37,10 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Serve RulesService, the stateless rules authority, with health and reflection.
     Validator(validator::ValidatorArgs),
+    /// Serve one table: its actor behind TableService and PlayerService.
+    Broadcaster(broadcaster::BroadcasterArgs),
+    /// Send one croupier command to a table and print the table after it.
+    Croupier(croupier::CroupierArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
     #[command(subcommand)]
     Token(token::TokenCommand),
@@ -55,6 +61,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Validator(args) => validator::run(&args),
         Command::Token(command) => token::run(&command),
+        Command::Broadcaster(args) => broadcaster::run(&args),
+        Command::Croupier(args) => croupier::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -110,6 +110,30 @@ pub enum Command {
 }
 
 impl Command {
+    /// Sets the server time the command carries. The actor stamps every command with its
+    /// clock just before applying it; callers build commands with `now_ms: 0`.
+    pub fn stamp(&mut self, now: u64) {
+        match self {
+            Command::OpenShoe { now_ms, .. }
+            | Command::Burn { now_ms, .. }
+            | Command::EndShoe { now_ms, .. }
+            | Command::OpenBetting { now_ms, .. }
+            | Command::CloseBetting { now_ms, .. }
+            | Command::Tick { now_ms }
+            | Command::Deal { now_ms, .. }
+            | Command::DealCard { now_ms, .. }
+            | Command::UndoLastCard { now_ms, .. }
+            | Command::ConfirmResult { now_ms, .. }
+            | Command::VoidRound { now_ms, .. }
+            | Command::PlaceBets { now_ms, .. }
+            | Command::ClearBets { now_ms, .. }
+            | Command::Rebet { now_ms, .. }
+            | Command::SetSelfLimit { now_ms, .. }
+            | Command::Deposit { now_ms, .. }
+            | Command::Withdraw { now_ms, .. } => *now_ms = now,
+        }
+    }
+
     /// The server time the command carries.
     pub const fn now_ms(&self) -> u64 {
         match self {

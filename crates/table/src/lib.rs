@@ -1,5 +1,6 @@
 //! The table actor: round phases, pacing, bet book, ledger, journal and recovery.
 
+pub mod actor;
 pub mod book;
 pub mod command;
 pub mod event;
@@ -11,6 +12,11 @@ pub mod refusal;
 pub mod round_id;
 pub mod table;
 
+pub use actor::{
+    ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
+    JournalEntry, LocalRules, MemorySink, Published, RefusalKind, RemoteRules, Rules, RulesError,
+    SealedRound, SinkError, TableHandle, spawn,
+};
 pub use command::{CardSource, Command};
 pub use event::{Event, FinishedRound, TableSnapshot};
 pub use phase::Phase;

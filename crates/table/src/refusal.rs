@@ -4,6 +4,7 @@
 use banco_rules::shoe::{ShoeConfigError, ShoeError};
 use banco_rules::{Card, DealError, SettleError};
 
+use crate::actor::RefusalKind;
 use crate::book::PositionRefusals;
 use crate::ledger::LedgerError;
 use crate::phase::Phase;
@@ -88,4 +89,13 @@ pub enum Refusal {
     Ledger(#[from] LedgerError),
     #[error("settlement refused: {0}")]
     Settle(#[from] SettleError),
+    /// The rules authority (validator) refused the card; the table dealt nothing.
+    #[error("{card} refused by the rules authority ({code}): {message}")]
+    CardRefused {
+        card: Card,
+        code: RefusalKind,
+        message: String,
+    },
+    #[error("command id `{command_id}` was already used for a different command")]
+    CommandIdReused { command_id: String },
 }

@@ -98,6 +98,9 @@ struct BetRequest<'a> {
     bets: Vec<(BetKind, i64)>,
 }
 
+/// The cards of a complete coup and every player's settlements of it.
+pub type PendingSettlement = (Vec<Card>, BTreeMap<String, Vec<Settlement>>);
+
 /// One table's whole state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Table {
@@ -677,15 +680,7 @@ impl Table {
         let (Phase::Result, Some(round)) = (phase, self.round.as_ref()) else {
             return Err(Refusal::NotNow { action, phase });
         };
-        let Some(result) = round.coup.result() else {
-            return Err(Refusal::NotNow { action, phase });
-        };
-        let paytable = &self.config.policy.paytable;
-        let mut settled = BTreeMap::new();
-        for (player, stakes) in round.book.players() {
-            let bets: Vec<Bet> = stakes.iter().map(|(&k, &s)| Bet::new(k, s)).collect();
-            settled.insert(player.clone(), settle(&bets, &result, paytable)?);
-        }
+        let settled = self.settle_round(round)?;
         let (entries, house_net) = settlement_entries(&round.id, &settled);
         let shoe = self.finished_hand()?;
         self.ledger.post_all(entries)?;
@@ -722,6 +717,36 @@ impl Table {
         self.phase = Phase::Settled;
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
+    }
+
+    /// Every player's settlements of the round, as [`Command::ConfirmResult`] would pay
+    /// them now. Refused unless the coup is complete.
+    fn settle_round(&self, round: &Round) -> Result<BTreeMap<String, Vec<Settlement>>, Refusal> {
+        let Some(result) = round.coup.result() else {
+            return Err(Refusal::NotNow {
+                action: "confirm the result",
+                phase: self.phase,
+            });
+        };
+        let paytable = &self.config.policy.paytable;
+        let mut settled = BTreeMap::new();
+        for (player, stakes) in round.book.players() {
+            let bets: Vec<Bet> = stakes.iter().map(|(&k, &s)| Bet::new(k, s)).collect();
+            settled.insert(player.clone(), settle(&bets, &result, paytable)?);
+        }
+        Ok(settled)
+    }
+
+    /// What a `ConfirmResult` now would pay: the round's cards in dealing order and every
+    /// player's settlements. `None` unless a result is showing. Changes nothing; the actor
+    /// compares it with the rules authority's settlement before confirming.
+    pub fn pending_settlement(&self) -> Option<Result<PendingSettlement, Refusal>> {
+        let round = self
+            .round
+            .as_ref()
+            .filter(|_| self.phase == Phase::Result)?;
+        let cards = round.cards.iter().map(|c| c.card).collect();
+        Some(self.settle_round(round).map(|settled| (cards, settled)))
     }
 
     fn void(&mut self, reason: &str, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {

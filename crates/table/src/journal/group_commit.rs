@@ -78,12 +78,23 @@ impl CommitHandle {
     /// Dropping the future after the request was queued does not cancel the write: the
     /// record will still be committed, only the answer is lost.
     pub async fn append(&self, payload: Vec<u8>) -> Result<u64, JournalError> {
+        self.enqueue(payload).await?.durable().await
+    }
+
+    /// Queues `payload` (waiting only for room in the queue) and returns at once with a
+    /// [`PendingCommit`] that resolves when the record is durable. Records are written in
+    /// the order they were queued, so a caller that queues from one task knows their
+    /// order, and can go on working while the fsync runs (the table actor's pipelining).
+    pub async fn enqueue(&self, payload: Vec<u8>) -> Result<PendingCommit, JournalError> {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request { payload, reply })
             .await
             .map_err(|_| self.stopped())?;
-        answer.await.map_err(|_| self.stopped())?
+        Ok(PendingCommit {
+            answer,
+            path: Arc::clone(&self.path),
+        })
     }
 
     /// The blocking form of [`CommitHandle::append`], for threads outside any async
@@ -99,6 +110,46 @@ impl CommitHandle {
     fn stopped(&self) -> JournalError {
         JournalError::CommitterStopped {
             path: self.path.as_ref().clone(),
+        }
+    }
+}
+
+/// A queued record, not yet known to be durable. See [`CommitHandle::enqueue`].
+#[derive(Debug)]
+pub struct PendingCommit {
+    answer: oneshot::Receiver<Result<u64, JournalError>>,
+    path: Arc<PathBuf>,
+}
+
+impl PendingCommit {
+    /// Waits until the record is durable; returns its sequence number. Dropping this does
+    /// not cancel the write.
+    pub async fn durable(self) -> Result<u64, JournalError> {
+        let path = self.path;
+        self.answer
+            .await
+            .map_err(|_| JournalError::CommitterStopped {
+                path: path.as_ref().clone(),
+            })?
+    }
+}
+
+/// Reads a [`GroupCommitter`]'s counters from anywhere, also after it moved.
+#[derive(Debug, Clone)]
+pub struct StatsReader(Arc<SharedStats>);
+
+impl StatsReader {
+    pub fn read(&self) -> CommitStats {
+        self.0.snapshot()
+    }
+}
+
+impl SharedStats {
+    fn snapshot(&self) -> CommitStats {
+        CommitStats {
+            commits: self.commits.load(Ordering::Relaxed),
+            records: self.records.load(Ordering::Relaxed),
+            failed_commits: self.failed_commits.load(Ordering::Relaxed),
         }
     }
 }
@@ -145,11 +196,12 @@ impl GroupCommitter {
 
     /// Counters so far.
     pub fn stats(&self) -> CommitStats {
-        CommitStats {
-            commits: self.stats.commits.load(Ordering::Relaxed),
-            records: self.stats.records.load(Ordering::Relaxed),
-            failed_commits: self.stats.failed_commits.load(Ordering::Relaxed),
-        }
+        self.stats.snapshot()
+    }
+
+    /// A reader of the counters that can be kept apart from the committer.
+    pub fn stats_reader(&self) -> StatsReader {
+        StatsReader(Arc::clone(&self.stats))
     }
 
     /// Stops accepting appends, commits everything already queued, and gives the journal

@@ -31,6 +31,8 @@ mod writer;
 
 pub use error::{FrameDefect, JournalError, TornTail};
 pub use format::MAX_PAYLOAD_LEN;
-pub use group_commit::{CommitHandle, CommitStats, GroupCommitConfig, GroupCommitter};
+pub use group_commit::{
+    CommitHandle, CommitStats, GroupCommitConfig, GroupCommitter, PendingCommit, StatsReader,
+};
 pub use replay::Record;
 pub use writer::Journal;

@@ -1,0 +1,172 @@
+//! The tables a broadcaster hosts: each actor handle with the configuration it was
+//! started from, and what the croupier console is shown beside the table's own state
+//! (who is at the table, the last refusal, alerts).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use banco_rules::shoe::ShoeConfig;
+use banco_table::actor::{ActorError, TableHandle};
+use banco_table::{Command, TableConfig, TableSnapshot};
+use banco_wire::pb;
+use tonic::Status;
+
+use crate::error::BroadcasterError;
+use crate::wire;
+
+/// One table served here: its actor, and the configuration the actor was spawned with
+/// (the handle does not expose it, and ListTables and OpenShoe need it).
+#[derive(Debug)]
+pub struct HostedTable {
+    handle: TableHandle,
+    config: TableConfig,
+    shoe: ShoeConfig,
+    console: Mutex<Console>,
+}
+
+/// What the console shows that the table does not keep.
+#[derive(Debug, Default)]
+struct Console {
+    croupier: String,
+    last_refusal: Option<pb::Refusal>,
+    alerts: Vec<pb::Alert>,
+}
+
+impl HostedTable {
+    /// `config` must be the one the actor was spawned with; `shoe` is the shoe an
+    /// OpenShoe without a config opens.
+    pub fn new(handle: TableHandle, config: TableConfig, shoe: ShoeConfig) -> HostedTable {
+        HostedTable {
+            handle,
+            config,
+            shoe,
+            console: Mutex::new(Console::default()),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        self.handle.table_id()
+    }
+
+    pub fn handle(&self) -> &TableHandle {
+        &self.handle
+    }
+
+    pub fn config(&self) -> &TableConfig {
+        &self.config
+    }
+
+    pub fn shoe_config(&self) -> ShoeConfig {
+        self.shoe
+    }
+
+    /// The console state is plain display data: a panic elsewhere while holding it
+    /// leaves nothing inconsistent, so a poisoned lock is used as is.
+    fn console(&self) -> MutexGuard<'_, Console> {
+        self.console
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn actor_error(&self, error: ActorError) -> BroadcasterError {
+        if let ActorError::ValidatorUnreachable(why) = &error {
+            self.raise_alert(
+                pb::AlertLevel::Critical,
+                "validator_unreachable",
+                format!("the validator cannot be reached, so no card can be accepted: {why}"),
+            );
+        }
+        BroadcasterError::actor(self.id(), error)
+    }
+
+    /// The table's snapshot and the seq it reflects, read together.
+    ///
+    /// The actor's `snapshot()` carries no seq; a `Tick` is the one request answered with
+    /// both at once, and it does only what the actor's own timer does (close betting whose
+    /// time is up), so it is what a state read sends.
+    pub(crate) async fn snapshot(&self) -> Result<(u64, TableSnapshot), BroadcasterError> {
+        let applied = self
+            .handle
+            .submit(None, Command::Tick { now_ms: 0 })
+            .await
+            .map_err(|e| self.actor_error(e))?;
+        Ok((applied.seq, applied.snapshot))
+    }
+
+    /// The console's view of the table now.
+    pub(crate) async fn state(&self) -> Result<pb::TableState, Status> {
+        let (seq, snapshot) = self.snapshot().await?;
+        Ok(self.decorate(wire::table_state(&snapshot, seq)))
+    }
+
+    /// Adds what the broadcaster keeps to a state built from the table.
+    pub(crate) fn decorate(&self, mut state: pb::TableState) -> pb::TableState {
+        let console = self.console();
+        state.croupier.clone_from(&console.croupier);
+        state.last_refusal.clone_from(&console.last_refusal);
+        state.alerts.clone_from(&console.alerts);
+        state
+    }
+
+    pub(crate) fn note_croupier(&self, croupier: &str) {
+        let mut console = self.console();
+        if console.croupier != croupier {
+            croupier.clone_into(&mut console.croupier);
+        }
+    }
+
+    pub(crate) fn note_refusal(&self, refusal: &pb::Refusal) {
+        self.console().last_refusal = Some(refusal.clone());
+    }
+
+    /// A command went through: whatever blocked commands before is over.
+    pub(crate) fn clear_alerts(&self) {
+        let mut console = self.console();
+        console.alerts.retain(|a| a.code != "validator_unreachable");
+    }
+
+    fn raise_alert(&self, level: pb::AlertLevel, code: &str, message: String) {
+        let mut console = self.console();
+        if let Some(alert) = console.alerts.iter_mut().find(|a| a.code == code) {
+            alert.message = message;
+            return;
+        }
+        console.alerts.push(pb::Alert {
+            level: level.into(),
+            code: code.to_owned(),
+            message,
+            since: Some(wire::now()),
+        });
+    }
+}
+
+/// Every hosted table by id.
+#[derive(Debug, Default)]
+pub(crate) struct Tables {
+    by_id: BTreeMap<String, Arc<HostedTable>>,
+}
+
+impl Tables {
+    pub(crate) fn new(tables: Vec<HostedTable>) -> Tables {
+        Tables {
+            by_id: tables
+                .into_iter()
+                .map(|t| (t.id().to_owned(), Arc::new(t)))
+                .collect(),
+        }
+    }
+
+    /// The table `table_id` names; NOT_FOUND naming it otherwise.
+    pub(crate) fn get(&self, table_id: &str) -> Result<&Arc<HostedTable>, BroadcasterError> {
+        if table_id.is_empty() {
+            return Err(banco_wire::ConversionError::missing("table_id").into());
+        }
+        self.by_id
+            .get(table_id)
+            .ok_or_else(|| BroadcasterError::UnknownTable(table_id.chars().take(64).collect()))
+    }
+
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<HostedTable>> {
+        self.by_id.values()
+    }
+}

@@ -1,0 +1,33 @@
+//! # banco-broadcaster
+//!
+//! The gRPC face of the table actors one broadcaster hosts (DESIGN.md, "Processes and data
+//! flow"):
+//!
+//! - **TableService** (role `croupier`): each request is read strictly, turned into a table
+//!   [`banco_table::Command`] whose `by` is the croupier's token subject, and submitted to
+//!   the table's actor with the request's `command_id`; the reply carries the table's state
+//!   after it, or the table's refusal. `WatchTable` streams the state after every change.
+//! - **PlayerService** (role `player`), first calls: `ListTables`, `PlaceBets`,
+//!   `ClearBets`, `Rebet`, `GetBalance`. The player is always the token's subject. The other
+//!   calls (subscription fan-out, seats, history, chat, video) answer UNIMPLEMENTED.
+//! - [`serve`]: both services with gRPC health and reflection, plaintext only on loopback.
+//! - [`OutboxFile`]: an archive sink that appends each finished round as one JSON line,
+//!   until the archive service exists.
+//!
+//! Handlers never touch table state: they ask the actor ([`banco_table::actor::TableHandle`]),
+//! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
+
+mod error;
+mod hosted;
+mod outbox;
+mod player_service;
+mod serve;
+mod table_service;
+mod wire;
+
+pub use error::BroadcasterError;
+pub use hosted::HostedTable;
+pub use outbox::OutboxFile;
+pub use player_service::PlayerServer;
+pub use serve::{ServeError, ServeOptions, serve};
+pub use table_service::TableServer;

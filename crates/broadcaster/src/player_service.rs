@@ -1,0 +1,540 @@
+//! PlayerService, first calls: ListTables, PlaceBets, ClearBets, Rebet, GetBalance. The
+//! player is always the token's subject. The other calls come with the player fan-out
+//! and answer UNIMPLEMENTED until then.
+
+use std::collections::BTreeSet;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use banco_auth::caller;
+use banco_rules::BetKind;
+use banco_table::actor::ActorError;
+use banco_table::book::{PositionRefusal, Raise, Stakes};
+use banco_table::{Command, Event, Pacing, Refusal, RoundId};
+use banco_wire::{ConversionError, pb};
+use futures::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::error::BroadcasterError;
+use crate::hosted::{HostedTable, Tables};
+use crate::wire;
+
+/// The PlayerService implementation over the hosted tables.
+#[derive(Debug)]
+pub struct PlayerServer {
+    tables: Arc<Tables>,
+    welcome_credit: i64,
+    currency: String,
+    /// (table, player) pairs whose welcome credit was settled in this process, so the
+    /// check costs one actor round trip per player, not one per bet.
+    welcomed: Mutex<BTreeSet<(String, String)>>,
+}
+
+impl PlayerServer {
+    pub(crate) fn new(tables: Arc<Tables>, welcome_credit: i64, currency: String) -> PlayerServer {
+        PlayerServer {
+            tables,
+            welcome_credit,
+            currency,
+            welcomed: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The player and the table of a request.
+    fn begin<T>(
+        &self,
+        request: &Request<T>,
+        table_id: &str,
+    ) -> Result<(String, Arc<HostedTable>), Status> {
+        let player = caller(request)?.sub.clone();
+        let table = Arc::clone(self.tables.get(table_id)?);
+        Ok((player, table))
+    }
+
+    /// With `--welcome-credit`, a player without money at a table gets one journaled
+    /// deposit there (key `welcome:{player}`, so at most once per player and table, ever),
+    /// so that demos and tests can play without a cashier.
+    async fn welcome(&self, table: &HostedTable, player: &str) -> Result<(), Status> {
+        if self.welcome_credit <= 0 {
+            return Ok(());
+        }
+        let pair = (table.id().to_owned(), player.to_owned());
+        if self.lock_welcomed().contains(&pair) {
+            return Ok(());
+        }
+        let handle = table.handle();
+        let balance = handle
+            .balance(player)
+            .await
+            .map_err(|e| table.actor_error(e))?;
+        if balance == 0 {
+            let deposit = Command::Deposit {
+                player: player.to_owned(),
+                amount: self.welcome_credit,
+                key: format!("welcome:{player}"),
+                now_ms: 0,
+            };
+            match handle.submit(None, deposit).await {
+                // A refusal (the key already used for another amount) leaves the player
+                // without the credit, as a real cashier would.
+                Ok(_) | Err(ActorError::Refused(_)) => {}
+                Err(e) => return Err(table.actor_error(e).into()),
+            }
+        }
+        self.lock_welcomed().insert(pair);
+        Ok(())
+    }
+
+    fn lock_welcomed(&self) -> std::sync::MutexGuard<'_, BTreeSet<(String, String)>> {
+        self.welcomed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn balance(&self, available: i64, in_play: i64) -> pb::Balance {
+        pb::Balance {
+            available_minor: available,
+            in_play_minor: in_play,
+            currency: self.currency.clone(),
+        }
+    }
+
+    async fn available(&self, table: &HostedTable, player: &str) -> Result<i64, Status> {
+        table
+            .handle()
+            .balance(player)
+            .await
+            .map_err(|e| table.actor_error(e).into())
+    }
+
+    fn info(&self, table: &HostedTable, phase: pb::TablePhase, croupier: String) -> pb::TableInfo {
+        let policy = &table.config().policy;
+        pb::TableInfo {
+            table_id: table.id().to_owned(),
+            name: table.id().to_owned(),
+            currency: self.currency.clone(),
+            limits: BetKind::ALL
+                .into_iter()
+                .map(|kind| {
+                    let limits = policy.limits_of(kind);
+                    pb::PositionLimit {
+                        kind: pb::BetKind::from(kind).into(),
+                        min_minor: limits.min,
+                        max_minor: limits.max,
+                    }
+                })
+                .collect(),
+            paytable: Some(pb::Paytable::from(&policy.paytable)),
+            decks: u32::from(table.shoe_config().decks),
+            seats: 0,
+            seats_taken: 0,
+            pacing: pacing_to_pb(table.config().pacing).into(),
+            phase: phase.into(),
+            players: 0,
+            last_results: Vec::new(),
+            croupier,
+        }
+    }
+}
+
+fn pacing_to_pb(pacing: Pacing) -> pb::Pacing {
+    match pacing {
+        Pacing::Live => pb::Pacing::Live,
+        Pacing::AutomatedMultiplayer => pb::Pacing::AutomatedMultiplayer,
+        Pacing::SinglePlayer => pb::Pacing::SinglePlayer,
+    }
+}
+
+/// The events of an answer; for a retried request, those of the original answer.
+fn original(events: Vec<Event>) -> Vec<Event> {
+    events
+        .into_iter()
+        .flat_map(|e| match e {
+            Event::Replayed { original, .. } => original,
+            other => vec![other],
+        })
+        .collect()
+}
+
+/// What the table took of a bet request.
+struct Taken<'a> {
+    /// The amount added to each position, after raises.
+    added: &'a [(BetKind, i64)],
+    raised: &'a [Raise],
+    /// The player's stakes in the round after the request.
+    stakes: &'a Stakes,
+}
+
+fn accepted(events: &[Event]) -> Option<Taken<'_>> {
+    events.iter().find_map(|e| match e {
+        Event::BetsAccepted {
+            bets,
+            raised,
+            stakes,
+            ..
+        } => Some(Taken {
+            added: bets,
+            raised,
+            stakes,
+        }),
+        _ => None,
+    })
+}
+
+fn accepted_bet(kind: BetKind, requested: i64, added: i64, stakes: &Stakes) -> pb::BetDecision {
+    pb::BetDecision {
+        decision: Some(pb::bet_decision::Decision::Accepted(pb::AcceptedBet {
+            kind: pb::BetKind::from(kind).into(),
+            requested_minor: requested,
+            accepted_minor: added,
+            position_total_minor: stakes.get(&kind).copied().unwrap_or(0),
+        })),
+    }
+}
+
+fn refused_bet(refusal: pb::Refusal) -> pb::BetDecision {
+    pb::BetDecision {
+        decision: Some(pb::bet_decision::Decision::Refusal(refusal)),
+    }
+}
+
+/// The decision on each requested bet of a refused request. The table takes a request
+/// all or nothing: a bet with its own reason gets it; the others say why they were not
+/// placed either.
+fn refused_decisions(requested: &[(BetKind, i64)], refusal: &Refusal) -> Vec<pb::BetDecision> {
+    let whole = wire::refusal_to_pb(refusal);
+    let reasons: &[PositionRefusal] = match refusal {
+        Refusal::Bets { reasons, .. } => &reasons.0,
+        _ => &[],
+    };
+    requested
+        .iter()
+        .enumerate()
+        .map(|(i, &(kind, _))| {
+            let own = reasons.iter().find(|r| wire::position_kind(r) == kind);
+            refused_bet(match (own, reasons.is_empty()) {
+                (Some(reason), _) => pb::Refusal {
+                    code: wire::position_code(reason).into(),
+                    message: reason.to_string(),
+                    field: format!("bets[{i}].stake_minor"),
+                },
+                (None, false) => pb::Refusal {
+                    code: pb::RefusalCode::NotAllowed.into(),
+                    message: format!(
+                        "{kind} not placed: a request is taken all or nothing, and {whole_message}",
+                        whole_message = whole.message
+                    ),
+                    field: format!("bets[{i}]"),
+                },
+                (None, true) => whole.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The bets of a PlaceBets request: at least one, at most one per position.
+fn requested_bets(bets: Vec<pb::Bet>) -> Result<Vec<(BetKind, i64)>, ConversionError> {
+    if bets.is_empty() {
+        return Err(ConversionError::missing("bets"));
+    }
+    let bets = banco_wire::convert::bets("bets", bets)?;
+    let mut seen = BTreeSet::new();
+    for (i, bet) in bets.iter().enumerate() {
+        if !seen.insert(bet.kind) {
+            return Err(ConversionError::invalid(
+                format!("bets[{i}].kind"),
+                bet.kind.to_string(),
+                "at most one entry per position",
+            ));
+        }
+    }
+    Ok(bets.iter().map(|b| (b.kind, b.stake)).collect())
+}
+
+fn bad(error: ConversionError) -> Status {
+    BroadcasterError::from(error).into()
+}
+
+fn later(call: &str) -> Status {
+    BroadcasterError::Unimplemented(format!("{call} comes with the player fan-out (issue 4)"))
+        .into()
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
+type VideoStream = Pin<Box<dyn Stream<Item = Result<pb::VideoAccessUnit, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::player_service_server::PlayerService for PlayerServer {
+    async fn list_tables(
+        &self,
+        request: Request<pb::ListTablesRequest>,
+    ) -> Result<Response<pb::ListTablesResponse>, Status> {
+        caller(&request)?;
+        let mut tables = Vec::new();
+        for table in self.tables.all() {
+            let state = table.state().await?;
+            tables.push(self.info(table, state.phase(), state.croupier));
+        }
+        Ok(Response::new(pb::ListTablesResponse { tables }))
+    }
+
+    type SubscribeStream = EventStream;
+
+    async fn subscribe(
+        &self,
+        _request: Request<pb::SubscribeRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        Err(later("Subscribe"))
+    }
+
+    async fn place_bets(
+        &self,
+        request: Request<pb::PlaceBetsRequest>,
+    ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let r = request.into_inner();
+        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        if r.round_id.is_empty() {
+            return Err(bad(ConversionError::missing("round_id")));
+        }
+        let requested = requested_bets(r.bets).map_err(bad)?;
+        self.welcome(&table, &player).await?;
+        let command = Command::PlaceBets {
+            player: player.clone(),
+            round_id: RoundId::from(r.round_id.as_str()),
+            bets: requested.clone(),
+            key,
+            now_ms: 0,
+        };
+        let (decisions, in_play) = match table.handle().submit(None, command).await {
+            Ok(applied) => {
+                let events = original(applied.events);
+                let Some(Taken { added, stakes, .. }) = accepted(&events) else {
+                    return Err(Status::internal(
+                        "the table accepted bets without saying which",
+                    ));
+                };
+                let decisions = requested
+                    .iter()
+                    .map(|&(kind, asked)| {
+                        let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
+                        accepted_bet(kind, asked, add, stakes)
+                    })
+                    .collect();
+                (decisions, stakes.values().sum())
+            }
+            Err(ActorError::Refused(refusal)) => (refused_decisions(&requested, &refusal), 0),
+            Err(e) => return Err(table.actor_error(e).into()),
+        };
+        let available = self.available(&table, &player).await?;
+        Ok(Response::new(pb::PlaceBetsResponse {
+            round_id: r.round_id,
+            decisions,
+            balance: Some(self.balance(available, in_play)),
+        }))
+    }
+
+    async fn clear_bets(
+        &self,
+        request: Request<pb::ClearBetsRequest>,
+    ) -> Result<Response<pb::ClearBetsResponse>, Status> {
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let r = request.into_inner();
+        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        if r.round_id.is_empty() {
+            return Err(bad(ConversionError::missing("round_id")));
+        }
+        let (_, snapshot) = table.snapshot().await?;
+        if snapshot.round_id.as_ref().map(RoundId::as_str) != Some(r.round_id.as_str()) {
+            return Err(BroadcasterError::Refused(Refusal::WrongRound {
+                asked: RoundId::from(r.round_id.as_str()),
+                current: snapshot.round_id.unwrap_or_else(|| RoundId::from("none")),
+            })
+            .into());
+        }
+        let command = Command::ClearBets {
+            player: player.clone(),
+            key,
+            now_ms: 0,
+        };
+        let applied = match table.handle().submit(None, command).await {
+            Ok(applied) => applied,
+            Err(e) => return Err(table.actor_error(e).into()),
+        };
+        let cleared = original(applied.events)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::BetsCleared { refunded, .. } => Some(refunded),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let available = self.available(&table, &player).await?;
+        Ok(Response::new(pb::ClearBetsResponse {
+            cleared: cleared
+                .into_iter()
+                .map(|(kind, stake)| pb::Bet {
+                    kind: pb::BetKind::from(kind).into(),
+                    stake_minor: stake,
+                })
+                .collect(),
+            balance: Some(self.balance(available, 0)),
+        }))
+    }
+
+    async fn rebet(
+        &self,
+        request: Request<pb::RebetRequest>,
+    ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let r = request.into_inner();
+        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        if r.round_id.is_empty() {
+            return Err(bad(ConversionError::missing("round_id")));
+        }
+        let (_, snapshot) = table.snapshot().await?;
+        if snapshot.round_id.as_ref().map(RoundId::as_str) != Some(r.round_id.as_str()) {
+            let refusal = Refusal::WrongRound {
+                asked: RoundId::from(r.round_id.as_str()),
+                current: snapshot.round_id.unwrap_or_else(|| RoundId::from("none")),
+            };
+            let available = self.available(&table, &player).await?;
+            return Ok(Response::new(pb::PlaceBetsResponse {
+                round_id: r.round_id,
+                decisions: vec![refused_bet(wire::refusal_to_pb(&refusal))],
+                balance: Some(self.balance(available, 0)),
+            }));
+        }
+        let command = Command::Rebet {
+            player: player.clone(),
+            key,
+            now_ms: 0,
+        };
+        let (decisions, in_play) = match table.handle().submit(None, command).await {
+            Ok(applied) => {
+                let events = original(applied.events);
+                let Some(Taken {
+                    added,
+                    raised,
+                    stakes,
+                }) = accepted(&events)
+                else {
+                    return Err(Status::internal(
+                        "the table accepted bets without saying which",
+                    ));
+                };
+                let decisions = added
+                    .iter()
+                    .map(|&(kind, add)| {
+                        let asked = raised
+                            .iter()
+                            .find(|r| r.kind == kind)
+                            .map_or(add, |r| r.asked);
+                        accepted_bet(kind, asked, add, stakes)
+                    })
+                    .collect();
+                (decisions, stakes.values().sum())
+            }
+            Err(ActorError::Refused(refusal)) => {
+                let decisions = match &refusal {
+                    // One decision per refused position of the previous round's bets.
+                    Refusal::Bets { reasons, .. } => reasons
+                        .0
+                        .iter()
+                        .map(|reason| {
+                            refused_bet(pb::Refusal {
+                                code: wire::position_code(reason).into(),
+                                message: reason.to_string(),
+                                field: String::new(),
+                            })
+                        })
+                        .collect(),
+                    other => vec![refused_bet(wire::refusal_to_pb(other))],
+                };
+                (decisions, 0)
+            }
+            Err(e) => return Err(table.actor_error(e).into()),
+        };
+        let available = self.available(&table, &player).await?;
+        Ok(Response::new(pb::PlaceBetsResponse {
+            round_id: r.round_id,
+            decisions,
+            balance: Some(self.balance(available, in_play)),
+        }))
+    }
+
+    async fn pass_hand(
+        &self,
+        _request: Request<pb::PassHandRequest>,
+    ) -> Result<Response<pb::PassHandResponse>, Status> {
+        Err(later("PassHand"))
+    }
+
+    async fn take_seat(
+        &self,
+        _request: Request<pb::TakeSeatRequest>,
+    ) -> Result<Response<pb::SeatResponse>, Status> {
+        Err(later("TakeSeat"))
+    }
+
+    async fn leave_seat(
+        &self,
+        _request: Request<pb::LeaveSeatRequest>,
+    ) -> Result<Response<pb::SeatResponse>, Status> {
+        Err(later("LeaveSeat"))
+    }
+
+    async fn my_bets(
+        &self,
+        _request: Request<pb::MyBetsRequest>,
+    ) -> Result<Response<pb::MyBetsResponse>, Status> {
+        Err(later("MyBets"))
+    }
+
+    /// The caller's money over every table hosted here. `in_play_minor` is not known
+    /// here yet (the actor answers balances, not a player's open stakes): it is 0 until
+    /// the fan-out tracks each player's stakes.
+    async fn get_balance(
+        &self,
+        request: Request<pb::GetBalanceRequest>,
+    ) -> Result<Response<pb::Balance>, Status> {
+        let player = caller(&request)?.sub.clone();
+        let mut available: i64 = 0;
+        for table in self.tables.all() {
+            let here = self.available(table, &player).await?;
+            available = available
+                .checked_add(here)
+                .ok_or_else(|| Status::internal("balances over the tables overflow"))?;
+        }
+        Ok(Response::new(self.balance(available, 0)))
+    }
+
+    async fn set_self_limit(
+        &self,
+        _request: Request<pb::SetSelfLimitRequest>,
+    ) -> Result<Response<pb::SetSelfLimitResponse>, Status> {
+        Err(later("SetSelfLimit"))
+    }
+
+    async fn last_results(
+        &self,
+        _request: Request<pb::LastResultsRequest>,
+    ) -> Result<Response<pb::LastResultsResponse>, Status> {
+        Err(later("LastResults"))
+    }
+
+    async fn send_chat(
+        &self,
+        _request: Request<pb::SendChatRequest>,
+    ) -> Result<Response<pb::SendChatResponse>, Status> {
+        Err(later("SendChat"))
+    }
+
+    type WatchVideoStream = VideoStream;
+
+    async fn watch_video(
+        &self,
+        _request: Request<pb::WatchVideoRequest>,
+    ) -> Result<Response<VideoStream>, Status> {
+        Err(later("WatchVideo"))
+    }
+}

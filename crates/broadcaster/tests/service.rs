@@ -1,0 +1,572 @@
+//! TableService and PlayerService over a real socket on 127.0.0.1:0, in front of an
+//! in-process table actor (LocalRules, MemorySink).
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use banco_auth::keys::signing_key_from_seed;
+use banco_auth::{BearerToken, Issuer, Role};
+use banco_broadcaster::{HostedTable, ServeOptions, serve};
+use banco_rules::shoe::ShoeConfig;
+use banco_table::actor::{ActorConfig, ActorTask, Clock, LocalRules, MemorySink, spawn};
+use banco_table::{Pacing, TableConfig};
+use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
+use banco_wire::pb::table_service_client::TableServiceClient;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tonic::Code;
+use tonic::codegen::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+type Croupier = TableServiceClient<InterceptedService<Channel, BearerToken>>;
+type Player = PlayerServiceClient<InterceptedService<Channel, BearerToken>>;
+
+const WELCOME: i64 = 10_000;
+
+struct Harness {
+    channel: Channel,
+    issuer: Issuer,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<ActorTask>,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    /// One live table `T01` with a 1-deck shoe, and a welcome credit.
+    async fn start() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let config = TableConfig::new("T01", Pacing::Live);
+        let (handle, task) = spawn(
+            ActorConfig::in_dir(config.clone(), dir.path()),
+            Arc::new(LocalRules),
+            Arc::new(MemorySink::new()),
+            Clock::system(),
+        )
+        .await
+        .unwrap();
+        let issuer = Issuer::new(signing_key_from_seed(&[7; 32]), "banco").unwrap();
+        let shoe = ShoeConfig {
+            decks: 1,
+            ..ShoeConfig::default()
+        };
+        let mut options = ServeOptions::new(
+            Arc::new(issuer.verifier()),
+            vec![HostedTable::new(handle, config, shoe)],
+        );
+        options.welcome_credit = WELCOME;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(serve(listener, options, async {
+            let _ = stopped.await;
+        }));
+        let channel = Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        Harness {
+            channel,
+            issuer,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+
+    fn token(&self, sub: &str, role: Role) -> BearerToken {
+        let token = self
+            .issuer
+            .issue(sub, role, Duration::from_secs(600), SystemTime::now())
+            .unwrap();
+        BearerToken::new(&token).unwrap()
+    }
+
+    fn croupier(&self) -> Croupier {
+        TableServiceClient::with_interceptor(
+            self.channel.clone(),
+            self.token("anna", Role::Croupier),
+        )
+    }
+
+    fn player(&self, name: &str) -> Player {
+        PlayerServiceClient::with_interceptor(self.channel.clone(), self.token(name, Role::Player))
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.shutdown().await;
+        }
+    }
+}
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn id() -> String {
+    format!(
+        "cmd-{}",
+        NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
+fn t01() -> String {
+    "T01".to_owned()
+}
+
+async fn open_shoe(c: &mut Croupier) -> pb::CommandReply {
+    let request = pb::OpenShoeRequest {
+        table_id: t01(),
+        command_id: id(),
+        config: None,
+    };
+    c.open_shoe(request).await.unwrap().into_inner()
+}
+
+async fn burn(c: &mut Croupier, card: &str) -> pb::CommandReply {
+    let request = pb::BurnRequest {
+        table_id: t01(),
+        command_id: id(),
+        exposed_card: card.to_owned(),
+        source: pb::CardSource::Scanner.into(),
+    };
+    c.burn(request).await.unwrap().into_inner()
+}
+
+async fn open_betting(c: &mut Croupier) -> pb::CommandReply {
+    let request = pb::OpenBettingRequest {
+        table_id: t01(),
+        command_id: id(),
+        duration_ms: 0,
+    };
+    c.open_betting(request).await.unwrap().into_inner()
+}
+
+async fn close_betting(c: &mut Croupier) -> pb::CommandReply {
+    let request = pb::CloseBettingRequest {
+        table_id: t01(),
+        command_id: id(),
+    };
+    c.close_betting(request).await.unwrap().into_inner()
+}
+
+async fn deal(c: &mut Croupier, card: &str) -> pb::CommandReply {
+    let request = pb::DealCardRequest {
+        table_id: t01(),
+        command_id: id(),
+        card: card.to_owned(),
+        source: pb::CardSource::Scanner.into(),
+    };
+    c.deal_card(request).await.unwrap().into_inner()
+}
+
+async fn confirm(c: &mut Croupier, round_id: &str) -> pb::CommandReply {
+    let request = pb::ConfirmResultRequest {
+        table_id: t01(),
+        command_id: id(),
+        round_id: round_id.to_owned(),
+    };
+    c.confirm_result(request).await.unwrap().into_inner()
+}
+
+fn bet(kind: pb::BetKind, stake: i64) -> pb::Bet {
+    pb::Bet {
+        kind: kind.into(),
+        stake_minor: stake,
+    }
+}
+
+async fn place(
+    p: &mut Player,
+    round_id: &str,
+    bets: Vec<pb::Bet>,
+    key: &str,
+) -> pb::PlaceBetsResponse {
+    let request = pb::PlaceBetsRequest {
+        table_id: t01(),
+        round_id: round_id.to_owned(),
+        bets,
+        idempotency_key: key.to_owned(),
+    };
+    p.place_bets(request).await.unwrap().into_inner()
+}
+
+fn state(reply: &pb::CommandReply) -> &pb::TableState {
+    reply.state.as_ref().unwrap()
+}
+
+fn refusal_code(reply: &pb::CommandReply) -> pb::RefusalCode {
+    reply.refusal.as_ref().unwrap().code()
+}
+
+fn decision_refusal(decision: &pb::BetDecision) -> &pb::Refusal {
+    match decision.decision.as_ref().unwrap() {
+        pb::bet_decision::Decision::Refusal(r) => r,
+        pb::bet_decision::Decision::Accepted(a) => panic!("accepted: {a:?}"),
+    }
+}
+
+/// A shoe in play (burn AS: the 1-deck shoe's only ace of spades is seen) and betting
+/// open; returns the round id.
+async fn to_betting(c: &mut Croupier) -> String {
+    let reply = open_shoe(c).await;
+    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
+    assert_eq!(state(&reply).shoe_state(), pb::ShoeState::AwaitingBurn);
+    let reply = burn(c, "AS").await;
+    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
+    let reply = open_betting(c).await;
+    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
+    assert_eq!(state(&reply).phase(), pb::TablePhase::BettingOpen);
+    state(&reply).round_id.clone()
+}
+
+#[tokio::test]
+async fn a_whole_round_through_both_services() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut p = h.player("pia");
+
+    let tables = p
+        .list_tables(pb::ListTablesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(tables.tables.len(), 1);
+    let info = &tables.tables[0];
+    assert_eq!(info.table_id, "T01");
+    assert_eq!(info.decks, 1);
+    assert_eq!(info.pacing(), pb::Pacing::Live);
+    assert_eq!(info.limits.len(), 9);
+    assert_eq!(info.paytable.as_ref().unwrap().name, "standard");
+
+    let round = to_betting(&mut c).await;
+    assert_eq!(round, "T01-S0001-H001");
+
+    let placed = place(&mut p, &round, vec![bet(pb::BetKind::Player, 1_000)], "k1").await;
+    let Some(pb::bet_decision::Decision::Accepted(accepted)) = &placed.decisions[0].decision else {
+        panic!("{placed:?}");
+    };
+    assert_eq!(accepted.accepted_minor, 1_000);
+    assert_eq!(accepted.position_total_minor, 1_000);
+    let balance = placed.balance.unwrap();
+    assert_eq!(balance.available_minor, WELCOME - 1_000);
+    assert_eq!(balance.in_play_minor, 1_000);
+
+    let reply = close_betting(&mut c).await;
+    assert_eq!(state(&reply).phase(), pb::TablePhase::BettingClosed);
+    assert_eq!(state(&reply).due(), pb::Due::PlayerCard);
+    assert_eq!(state(&reply).croupier, "anna");
+    assert_eq!(state(&reply).bet_totals.len(), 1);
+
+    for card in ["9S", "2H", "KD"] {
+        let reply = deal(&mut c, card).await;
+        assert!(reply.refusal.is_none(), "{card}: {:?}", reply.refusal);
+        assert_eq!(state(&reply).phase(), pb::TablePhase::Dealing);
+    }
+    let reply = deal(&mut c, "3C").await;
+    let s = state(&reply);
+    assert_eq!(s.phase(), pb::TablePhase::Result);
+    assert_eq!(s.due(), pb::Due::Complete);
+    assert_eq!((s.player_total, s.banker_total), (9, 5));
+    assert_eq!(s.result.as_ref().unwrap().winner(), pb::Winner::Player);
+    assert_eq!(s.cards.len(), 4);
+    assert_eq!(s.cards[1].side(), pb::Side::Banker);
+
+    let reply = confirm(&mut c, &round).await;
+    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
+    assert_eq!(state(&reply).phase(), pb::TablePhase::Settled);
+
+    let balance = p
+        .get_balance(pb::GetBalanceRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    // Player pays 1:1: the stake back and 1 000 won.
+    assert_eq!(balance.available_minor, WELCOME + 1_000);
+    assert_eq!(balance.currency, "EUR");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn refusals_change_nothing() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut p = h.player("pia");
+
+    // A card before any shoe.
+    let reply = deal(&mut c, "9S").await;
+    assert_eq!(refusal_code(&reply), pb::RefusalCode::WrongPhase);
+
+    let round = to_betting(&mut c).await;
+
+    // Over the position's maximum (10 200), and over the balance (10 000).
+    let over_max = place(&mut p, &round, vec![bet(pb::BetKind::Banker, 20_000)], "a").await;
+    let refusal = decision_refusal(&over_max.decisions[0]);
+    assert_eq!(refusal.code(), pb::RefusalCode::AboveMaximum);
+    assert_eq!(refusal.field, "bets[0].stake_minor");
+    let over_balance = place(
+        &mut p,
+        &round,
+        vec![
+            bet(pb::BetKind::Player, 6_000),
+            bet(pb::BetKind::Banker, 6_000),
+        ],
+        "b",
+    )
+    .await;
+    for decision in &over_balance.decisions {
+        assert_eq!(
+            decision_refusal(decision).code(),
+            pb::RefusalCode::InsufficientFunds
+        );
+    }
+    assert_eq!(over_balance.balance.unwrap().available_minor, WELCOME);
+
+    // The same key twice: accepted once, debited once, the retry answered the same.
+    let first = place(&mut p, &round, vec![bet(pb::BetKind::Player, 700)], "c").await;
+    let again = place(&mut p, &round, vec![bet(pb::BetKind::Player, 700)], "c").await;
+    assert_eq!(first.decisions, again.decisions);
+    assert_eq!(again.balance.unwrap().available_minor, WELCOME - 700);
+    // The same key for another request: a conflict.
+    let conflict = place(&mut p, &round, vec![bet(pb::BetKind::Player, 800)], "c").await;
+    assert_eq!(
+        decision_refusal(&conflict.decisions[0]).code(),
+        pb::RefusalCode::IdempotencyConflict
+    );
+
+    // A resent command id gets its first reply; another command under it is refused.
+    let request = pb::CloseBettingRequest {
+        table_id: t01(),
+        command_id: "close-1".to_owned(),
+    };
+    let closed = c.close_betting(request.clone()).await.unwrap().into_inner();
+    assert!(closed.refusal.is_none());
+    let resent = c.close_betting(request).await.unwrap().into_inner();
+    assert!(resent.replayed);
+    assert_eq!(resent.seq, closed.seq);
+    let reused = c
+        .open_betting(pb::OpenBettingRequest {
+            table_id: t01(),
+            command_id: "close-1".to_owned(),
+            duration_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(refusal_code(&reused), pb::RefusalCode::IdempotencyConflict);
+
+    // A late bet.
+    let late = place(&mut p, &round, vec![bet(pb::BetKind::Player, 500)], "d").await;
+    assert_eq!(
+        decision_refusal(&late.decisions[0]).code(),
+        pb::RefusalCode::BettingClosed
+    );
+
+    // The second AS of a 1-deck shoe (the first was the burn card): a misread.
+    let before = state(&closed).seq;
+    let misread = deal(&mut c, "AS").await;
+    assert_eq!(refusal_code(&misread), pb::RefusalCode::Misread);
+    assert_eq!(state(&misread).seq, before);
+    assert!(state(&misread).cards.is_empty());
+    assert_eq!(
+        state(&misread).last_refusal.as_ref().unwrap().code(),
+        pb::RefusalCode::Misread
+    );
+
+    // A complete hand takes no more cards.
+    for card in ["9S", "2H", "KD", "3C"] {
+        assert!(deal(&mut c, card).await.refusal.is_none());
+    }
+    let extra = deal(&mut c, "4D").await;
+    assert_eq!(refusal_code(&extra), pb::RefusalCode::HandComplete);
+    assert_eq!(state(&extra).cards.len(), 4);
+
+    // A stale round id cannot confirm.
+    let stale = confirm(&mut c, "T01-S0001-H000").await;
+    assert_eq!(refusal_code(&stale), pb::RefusalCode::WrongRound);
+    assert_eq!(state(&stale).phase(), pb::TablePhase::Result);
+
+    // Malformed requests are INVALID_ARGUMENT naming the field.
+    let bad = c
+        .deal_card(pb::DealCardRequest {
+            table_id: t01(),
+            command_id: id(),
+            card: "10H".to_owned(),
+            source: pb::CardSource::Scanner.into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    assert!(bad.message().contains("card"), "{}", bad.message());
+    let no_reason = c
+        .undo_last_card(pb::UndoLastCardRequest {
+            table_id: t01(),
+            command_id: id(),
+            reason: " ".to_owned(),
+            card: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(no_reason.code(), Code::InvalidArgument);
+    assert!(
+        no_reason.message().contains("reason"),
+        "{}",
+        no_reason.message()
+    );
+    let no_id = c
+        .close_betting(pb::CloseBettingRequest {
+            table_id: t01(),
+            command_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(no_id.code(), Code::InvalidArgument);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn roles_and_tokens_are_checked() {
+    let h = Harness::start().await;
+    let as_player =
+        TableServiceClient::with_interceptor(h.channel.clone(), h.token("pia", Role::Player))
+            .close_betting(pb::CloseBettingRequest {
+                table_id: t01(),
+                command_id: id(),
+            })
+            .await
+            .unwrap_err();
+    assert_eq!(as_player.code(), Code::PermissionDenied);
+
+    let as_croupier =
+        PlayerServiceClient::with_interceptor(h.channel.clone(), h.token("anna", Role::Croupier))
+            .get_balance(pb::GetBalanceRequest {})
+            .await
+            .unwrap_err();
+    assert_eq!(as_croupier.code(), Code::PermissionDenied);
+
+    let forger = Issuer::new(signing_key_from_seed(&[9; 32]), "banco").unwrap();
+    let forged = forger
+        .issue(
+            "anna",
+            Role::Croupier,
+            Duration::from_secs(600),
+            SystemTime::now(),
+        )
+        .unwrap();
+    let expired = h
+        .issuer
+        .issue(
+            "anna",
+            Role::Croupier,
+            Duration::from_secs(60),
+            SystemTime::now() - Duration::from_secs(3600),
+        )
+        .unwrap();
+    for token in [forged, expired] {
+        let status = TableServiceClient::with_interceptor(
+            h.channel.clone(),
+            BearerToken::new(&token).unwrap(),
+        )
+        .close_betting(pb::CloseBettingRequest {
+            table_id: t01(),
+            command_id: id(),
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(status.code(), Code::Unauthenticated, "{}", status.message());
+    }
+
+    let unknown = h
+        .croupier()
+        .close_betting(pb::CloseBettingRequest {
+            table_id: "T99".to_owned(),
+            command_id: id(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+    assert!(unknown.message().contains("T99"), "{}", unknown.message());
+    let unknown = h
+        .player("pia")
+        .place_bets(pb::PlaceBetsRequest {
+            table_id: "T99".to_owned(),
+            round_id: "T99-S0001-H001".to_owned(),
+            bets: vec![bet(pb::BetKind::Player, 500)],
+            idempotency_key: "x".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+
+    let later = h
+        .player("pia")
+        .subscribe(pb::SubscribeRequest {
+            table_id: t01(),
+            resume_from_seq: 0,
+        })
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(later.code(), Code::Unimplemented);
+    let mute = h
+        .croupier()
+        .mute_player(pb::MutePlayerRequest {
+            table_id: t01(),
+            command_id: id(),
+            player_id: "pia".to_owned(),
+            minutes: 5,
+            reason: "spam".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(mute.code(), Code::Unimplemented);
+    assert!(mute.message().contains("chat"), "{}", mute.message());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn watch_table_sees_each_change_in_order() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut watch = c
+        .watch_table(pb::WatchTableRequest { table_id: t01() })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.message().await.unwrap().unwrap();
+    assert_eq!(first.shoe_state(), pb::ShoeState::NoShoe);
+
+    let mut replies = vec![open_shoe(&mut c).await, burn(&mut c, "7H").await];
+    replies.push(open_betting(&mut c).await);
+    replies.push(close_betting(&mut c).await);
+    for card in ["9S", "2H"] {
+        replies.push(deal(&mut c, card).await);
+    }
+    // A refusal publishes nothing.
+    let misread = deal(&mut c, "9S").await;
+    assert_eq!(refusal_code(&misread), pb::RefusalCode::Misread);
+    let mut seen = Vec::new();
+    while seen.len() < replies.len() {
+        let state = tokio::time::timeout(Duration::from_secs(5), watch.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push(state);
+    }
+    let got: Vec<(u64, pb::TablePhase, usize)> = seen
+        .iter()
+        .map(|s| (s.seq, s.phase(), s.cards.len()))
+        .collect();
+    let want: Vec<(u64, pb::TablePhase, usize)> = replies
+        .iter()
+        .map(|r| (r.seq, state(r).phase(), state(r).cards.len()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
+    h.stop().await;
+}

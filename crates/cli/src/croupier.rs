@@ -1,0 +1,452 @@
+//! `banco croupier`: one TableService command from the command line, and the table's state
+//! after it, for scripts, tests and a croupier without the console.
+//!
+//! Each invocation sends one command with a fresh random `command_id` (or `--command-id`,
+//! to resend a command after a lost reply: the table applies it at most once). A refusal
+//! prints a line starting `REFUSED:` and exits with code 1.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use banco_auth::BearerToken;
+use banco_rules::Card;
+use banco_wire::pb;
+use banco_wire::pb::table_service_client::TableServiceClient;
+use tonic::codegen::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CroupierArgs {
+    /// The broadcaster's address.
+    #[arg(long, default_value = "http://127.0.0.1:7102")]
+    server: String,
+    /// The table to command.
+    #[arg(long, default_value = "T01")]
+    table: String,
+    /// File holding a croupier token (`banco token issue --role croupier`).
+    #[arg(long)]
+    token_file: PathBuf,
+    /// Resend a command with the id it was first sent with (default: a fresh random id).
+    #[arg(long)]
+    command_id: Option<String>,
+    #[command(subcommand)]
+    command: CroupierCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum CroupierCommand {
+    /// Put a freshly shuffled shoe in play.
+    OpenShoe {
+        /// Decks in the shoe (default: the table's configured shoe).
+        #[arg(long)]
+        decks: Option<u32>,
+        /// Cards behind the cut card (with --decks; default 16).
+        #[arg(long, default_value_t = 16)]
+        cut_card_from_end: u32,
+        /// Deal without a burn (with --decks).
+        #[arg(long)]
+        no_burn: bool,
+    },
+    /// Expose the burn card (as many are then burned face down as it counts).
+    Burn {
+        /// The exposed card, e.g. `7H`, `10H`, `th`.
+        card: String,
+        /// Typed by the croupier rather than read by the scanner.
+        #[arg(long)]
+        manual: bool,
+    },
+    /// Open betting on the next round.
+    OpenBetting {
+        /// How long betting stays open; 0: the table's configured duration.
+        #[arg(long, default_value_t = 0)]
+        duration_ms: u32,
+    },
+    /// Close betting now.
+    CloseBetting,
+    /// A card out of the shoe.
+    Deal {
+        /// The card, e.g. `9S`, `10H`, `kd`.
+        card: String,
+        /// Typed by the croupier rather than read by the scanner.
+        #[arg(long)]
+        manual: bool,
+    },
+    /// Take back the last card dealt (a misscan).
+    Undo {
+        /// Why; kept in the archive.
+        #[arg(long)]
+        reason: String,
+        /// Safety check: the card meant (refused if it is not the last one dealt).
+        #[arg(long)]
+        card: Option<String>,
+    },
+    /// Confirm the result shown; the round is settled.
+    Confirm {
+        /// The round to confirm (default: the round the table shows now).
+        #[arg(long)]
+        round_id: Option<String>,
+    },
+    /// Void the round in play: every stake is returned.
+    Void {
+        /// Why; shown to players and kept in the archive.
+        #[arg(long)]
+        reason: String,
+        /// The round to void (default: the round the table shows now).
+        #[arg(long)]
+        round_id: Option<String>,
+    },
+    /// End the shoe.
+    EndShoe {
+        /// Why the shoe ends early (a shoe that runs out ends by itself); kept in the log.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Print the table's state.
+    State,
+    /// Print the table's state after every change, until interrupted.
+    Watch,
+}
+
+type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
+
+pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
+    let token = std::fs::read_to_string(&args.token_file)
+        .with_context(|| format!("could not read {}", args.token_file.display()))?;
+    let bearer = BearerToken::new(token.trim())
+        .with_context(|| format!("{}: not a token", args.token_file.display()))?;
+    let command_id = match &args.command_id {
+        Some(id) => id.clone(),
+        None => fresh_command_id()?,
+    };
+    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    runtime.block_on(async {
+        let channel = Endpoint::from_shared(args.server.clone())
+            .with_context(|| format!("--server {}: not a URL", args.server))?
+            .connect()
+            .await
+            .with_context(|| format!("could not connect to {}", args.server))?;
+        let mut client = TableServiceClient::with_interceptor(channel, bearer);
+        send(&mut client, &args.table, command_id, &args.command).await
+    })
+}
+
+async fn send(
+    client: &mut Client,
+    table: &str,
+    command_id: String,
+    command: &CroupierCommand,
+) -> anyhow::Result<ExitCode> {
+    let table_id = table.to_owned();
+    let reply = match command {
+        CroupierCommand::OpenShoe {
+            decks,
+            cut_card_from_end,
+            no_burn,
+        } => {
+            let config = decks.map(|decks| pb::ShoeConfig {
+                decks,
+                cut_card_from_end: *cut_card_from_end,
+                burn: if *no_burn {
+                    pb::BurnRule::None
+                } else {
+                    pb::BurnRule::ExposeAndBurn
+                }
+                .into(),
+                procedure: pb::ShoeProcedure::CutCard.into(),
+            });
+            let request = pb::OpenShoeRequest {
+                table_id,
+                command_id,
+                config,
+            };
+            client.open_shoe(request).await
+        }
+        CroupierCommand::Burn { card, manual } => {
+            let request = pb::BurnRequest {
+                table_id,
+                command_id,
+                exposed_card: canonical(card)?,
+                source: source(*manual).into(),
+            };
+            client.burn(request).await
+        }
+        CroupierCommand::OpenBetting { duration_ms } => {
+            let request = pb::OpenBettingRequest {
+                table_id,
+                command_id,
+                duration_ms: *duration_ms,
+            };
+            client.open_betting(request).await
+        }
+        CroupierCommand::CloseBetting => {
+            let request = pb::CloseBettingRequest {
+                table_id,
+                command_id,
+            };
+            client.close_betting(request).await
+        }
+        CroupierCommand::Deal { card, manual } => {
+            let request = pb::DealCardRequest {
+                table_id,
+                command_id,
+                card: canonical(card)?,
+                source: source(*manual).into(),
+            };
+            client.deal_card(request).await
+        }
+        CroupierCommand::Undo { reason, card } => {
+            let request = pb::UndoLastCardRequest {
+                table_id,
+                command_id,
+                reason: reason.clone(),
+                card: card
+                    .as_deref()
+                    .map(canonical)
+                    .transpose()?
+                    .unwrap_or_default(),
+            };
+            client.undo_last_card(request).await
+        }
+        CroupierCommand::Confirm { round_id } => {
+            let round_id = match round_id {
+                Some(id) => id.clone(),
+                None => current_state(client, table).await?.round_id,
+            };
+            let request = pb::ConfirmResultRequest {
+                table_id,
+                command_id,
+                round_id,
+            };
+            client.confirm_result(request).await
+        }
+        CroupierCommand::Void { reason, round_id } => {
+            let round_id = match round_id {
+                Some(id) => id.clone(),
+                None => current_state(client, table).await?.round_id,
+            };
+            let request = pb::VoidRoundRequest {
+                table_id,
+                command_id,
+                round_id,
+                reason: reason.clone(),
+            };
+            client.void_round(request).await
+        }
+        CroupierCommand::EndShoe { reason } => {
+            let request = pb::EndShoeRequest {
+                table_id,
+                command_id,
+                reason: reason.clone(),
+            };
+            client.end_shoe(request).await
+        }
+        CroupierCommand::State => {
+            print!("{}", render_state(&current_state(client, table).await?));
+            return Ok(ExitCode::SUCCESS);
+        }
+        CroupierCommand::Watch => {
+            let mut stream = client
+                .watch_table(pb::WatchTableRequest { table_id })
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            while let Some(state) = stream.message().await.map_err(status_error)? {
+                println!("{}", render_state(&state));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let reply = reply.map_err(status_error)?.into_inner();
+    if reply.replayed {
+        println!("(already applied: this is the reply it got then)");
+    }
+    if let Some(state) = &reply.state {
+        print!("{}", render_state(state));
+    }
+    match &reply.refusal {
+        Some(refusal) => {
+            println!("{}", render_refusal(refusal));
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The table's state now: the first message of WatchTable.
+async fn current_state(client: &mut Client, table: &str) -> anyhow::Result<pb::TableState> {
+    let mut stream = client
+        .watch_table(pb::WatchTableRequest {
+            table_id: table.to_owned(),
+        })
+        .await
+        .map_err(status_error)?
+        .into_inner();
+    match stream.message().await.map_err(status_error)? {
+        Some(state) => Ok(state),
+        None => bail!("the broadcaster ended the stream before sending the table's state"),
+    }
+}
+
+fn status_error(status: tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!("{:?}: {}", status.code(), status.message())
+}
+
+const fn source(manual: bool) -> pb::CardSource {
+    if manual {
+        pb::CardSource::Manual
+    } else {
+        pb::CardSource::Scanner
+    }
+}
+
+/// People type `10h` or `th`; the wire takes `TH`.
+fn canonical(text: &str) -> anyhow::Result<String> {
+    let card = Card::parse(text.trim()).with_context(|| format!("`{text}` is not a card"))?;
+    Ok(card.to_string())
+}
+
+/// 128 random bits as a UUID-shaped string (version 4 layout).
+fn fresh_command_id() -> anyhow::Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("cannot draw a random command id: {e}"))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+fn enum_name<E: std::fmt::Debug>(value: Result<E, prost::UnknownEnumValue>) -> String {
+    match value {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!("unknown ({})", e.0),
+    }
+}
+
+/// `REFUSED: MISREAD: <sentence> (field card)`.
+pub(crate) fn render_refusal(refusal: &pb::Refusal) -> String {
+    let mut line = format!(
+        "REFUSED: {}: {}",
+        enum_name(pb::RefusalCode::try_from(refusal.code)),
+        refusal.message
+    );
+    if !refusal.field.is_empty() {
+        line.push_str(&format!(" (field {})", refusal.field));
+    }
+    line
+}
+
+/// The state as a few lines a person reads at a glance.
+pub(crate) fn render_state(state: &pb::TableState) -> String {
+    let mut out = String::new();
+    let phase = enum_name(pb::TablePhase::try_from(state.phase));
+    let shoe = enum_name(pb::ShoeState::try_from(state.shoe_state));
+    out.push_str(&format!(
+        "table {}  seq {}  phase {phase}",
+        state.table_id, state.seq
+    ));
+    if !state.croupier.is_empty() {
+        out.push_str(&format!("  croupier {}", state.croupier));
+    }
+    out.push('\n');
+    if state.shoe_id.is_empty() {
+        out.push_str(&format!("shoe: none ({shoe})\n"));
+    } else {
+        out.push_str(&format!(
+            "shoe {} ({shoe}, {} cards left)\n",
+            state.shoe_id, state.cards_left
+        ));
+    }
+    if !state.round_id.is_empty() {
+        out.push_str(&format!("round {}\n", state.round_id));
+    }
+    if !state.cards.is_empty() {
+        let cards: Vec<String> = state
+            .cards
+            .iter()
+            .map(|c| {
+                let side = match pb::Side::try_from(c.side) {
+                    Ok(pb::Side::Player) => "P",
+                    Ok(pb::Side::Banker) => "B",
+                    _ => "?",
+                };
+                format!("{side}:{}", c.card)
+            })
+            .collect();
+        out.push_str(&format!(
+            "cards {}  (Player {}, Banker {})\n",
+            cards.join(" "),
+            state.player_total,
+            state.banker_total
+        ));
+    }
+    match pb::Due::try_from(state.due) {
+        Ok(pb::Due::PlayerCard) => out.push_str("due: a Player card\n"),
+        Ok(pb::Due::BankerCard) => out.push_str("due: a Banker card\n"),
+        Ok(pb::Due::Complete) => out.push_str("due: nothing, the hand is complete\n"),
+        _ => {}
+    }
+    if let Some(result) = &state.result {
+        out.push_str(&format!(
+            "result: {} (Player {} – Banker {}){}\n",
+            enum_name(pb::Winner::try_from(result.winner)),
+            result.player_total,
+            result.banker_total,
+            if result.natural { ", natural" } else { "" }
+        ));
+    }
+    if !state.bet_totals.is_empty() {
+        let totals: Vec<String> = state
+            .bet_totals
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {} ({} bettor{})",
+                    enum_name(pb::BetKind::try_from(t.kind)),
+                    t.total_minor,
+                    t.bettors,
+                    if t.bettors == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        out.push_str(&format!("bets: {}\n", totals.join(", ")));
+    }
+    for alert in &state.alerts {
+        out.push_str(&format!(
+            "ALERT {}: {} ({})\n",
+            enum_name(pb::AlertLevel::try_from(alert.level)),
+            alert.message,
+            alert.code
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_ids_are_fresh_and_uuid_shaped() {
+        let a = fresh_command_id().ok();
+        let b = fresh_command_id().ok();
+        assert_ne!(a, b);
+        let a = a.unwrap_or_default();
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.as_bytes()[14], b'4');
+    }
+
+    #[test]
+    fn cards_are_made_canonical() {
+        assert_eq!(canonical("10h").ok().as_deref(), Some("TH"));
+        assert_eq!(canonical("kd").ok().as_deref(), Some("KD"));
+        assert!(canonical("1X").is_err());
+    }
+}

@@ -1,0 +1,36 @@
+//! Why the actor did not carry out a request. Every message is written for the croupier
+//! (or the player) who sent it: what was refused and what to do.
+
+use crate::refusal::Refusal;
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ActorError {
+    /// The table (or the rules authority, for a card) refused the command; nothing changed.
+    #[error(transparent)]
+    Refused(Refusal),
+    /// The rules authority could not be asked, so the card (or the confirm) was refused
+    /// rather than accepted unchecked. Retry with the same command id once it is back.
+    #[error("{0}")]
+    ValidatorUnreachable(String),
+    /// The rules authority and the table disagree (settlement, or an answer that makes no
+    /// sense): the command was refused and an alert raised; nothing was paid.
+    #[error("the rules authority disagrees with the table: {0}; nothing was changed")]
+    RulesDisagree(String),
+    /// The journal could not make a record durable: the table stops accepting commands
+    /// until it is restarted from its journal.
+    #[error("journal failed, the table accepts no more commands until restarted: {0}")]
+    JournalFailed(String),
+    /// The actor has stopped (shut down, or the task ended).
+    #[error("the table actor has stopped")]
+    Stopped,
+    /// `spawn` could not start the table (bad config, unreadable watermark, a journal
+    /// record the table refuses on replay). Only `spawn` returns it.
+    #[error("cannot start the table: {0}")]
+    Startup(String),
+}
+
+impl From<Refusal> for ActorError {
+    fn from(refusal: Refusal) -> ActorError {
+        ActorError::Refused(refusal)
+    }
+}

@@ -1,0 +1,270 @@
+//! The table actor: one tokio task owns one [`Table`]; everyone else holds a cloneable
+//! [`TableHandle`] and sends requests over a bounded queue with a oneshot reply. Handlers
+//! never lock game state.
+//!
+//! For each command the actor:
+//! 1. stamps it with its [`Clock`] (callers send `now_ms: 0`);
+//! 2. answers a repeated `command_id` with the original reply, changing nothing;
+//! 3. asks the rules authority ([`Rules`]) about a `DealCard` (a refusal, or no answer at
+//!    all, refuses the card) and about the settlement of a `ConfirmResult` (a different
+//!    settlement refuses the confirm with an alert);
+//! 4. applies it to the table: a refusal is answered at once and journals nothing;
+//! 5. queues the accepted command to the journal ([`JournalEntry`], JSON) and moves on to
+//!    the next request while the fsync runs; a separate release task answers the caller,
+//!    publishes the events ([`Published`]) and hands finished rounds to the outbox strictly
+//!    in journal order, each only once its record is durable (group commit).
+//!
+//! If the journal fails, the actor refuses everything from then on
+//! ([`ActorError::JournalFailed`]) and publishes nothing more; its in-memory state, ahead
+//! of the journal, is discarded by the restart that must follow.
+//!
+//! [`spawn`] replays the journal first (every record through [`Table::apply`]; the times
+//! are in the commands, so the replay is exact), rebuilding the remembered command ids and
+//! the outbox's hash chain, then re-queues rounds the archive has not confirmed.
+//!
+//! Cost per command is independent of the number of players: the snapshot carries the
+//! running bet totals, the command-id memory is a hash map with a bounded queue. Only the
+//! settlement check at `ConfirmResult` walks the round's bets, once per round.
+
+mod clock;
+mod error;
+mod outbox;
+mod recent;
+mod release;
+mod remote;
+mod rules;
+mod task;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+pub use clock::{Clock, ManualClock};
+pub use error::ActorError;
+pub use outbox::{
+    ArchiveSink, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound, SinkError,
+};
+pub use remote::RemoteRules;
+pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};
+
+use crate::command::Command;
+use crate::event::{Event, TableSnapshot};
+use crate::journal::{CommitStats, GroupCommitConfig, StatsReader};
+use crate::policy::TableConfig;
+#[cfg(doc)]
+use crate::table::Table;
+
+/// How many croupier command ids (with their replies) the actor remembers.
+pub const REMEMBERED_COMMANDS: usize = 1024;
+
+/// Everything [`spawn`] needs besides its collaborators.
+#[derive(Clone, Debug)]
+pub struct ActorConfig {
+    /// Must be the same config on every start of the same journal.
+    pub table: TableConfig,
+    /// The journal file (created if missing).
+    pub journal: PathBuf,
+    /// The outbox's "delivered up to round N" file (created when the first round is
+    /// delivered).
+    pub outbox_watermark: PathBuf,
+    pub commit: GroupCommitConfig,
+    /// Requests that may wait for the actor; senders wait beyond that.
+    pub queue: usize,
+}
+
+impl ActorConfig {
+    /// Default commit settings and queue, files `<dir>/<table_id>.journal` and
+    /// `<dir>/<table_id>.outbox`.
+    pub fn in_dir(table: TableConfig, dir: &std::path::Path) -> ActorConfig {
+        let id = table.table_id.clone();
+        ActorConfig {
+            table,
+            journal: dir.join(format!("{id}.journal")),
+            outbox_watermark: dir.join(format!("{id}.outbox")),
+            commit: GroupCommitConfig::default(),
+            queue: 1024,
+        }
+    }
+}
+
+/// One journal record: an accepted command and the croupier's command id, if any.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    pub command: Command,
+}
+
+/// The answer to an accepted command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The journal sequence number of the command's record; for a command that changed
+    /// nothing (a retried request, a `Tick` too early), the last record before it.
+    pub seq: u64,
+    pub events: Vec<Event>,
+    /// The table right after the command.
+    pub snapshot: TableSnapshot,
+    /// `true`: this is the original answer to a repeated command id, or to a retried
+    /// request (same idempotency key); nothing was applied again.
+    pub replayed: bool,
+}
+
+/// What every subscriber gets for each journaled command, in journal order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Published {
+    /// The journal sequence number (strictly increasing; gaps are commands that were
+    /// never published, which cannot happen while the actor runs).
+    pub seq: u64,
+    /// Public and private events alike: the fan-out decides who sees which
+    /// ([`Event::private_to`]).
+    pub events: Vec<Event>,
+    pub snapshot: TableSnapshot,
+}
+
+/// The table's books, for tests and operators.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BooksReport {
+    pub deposits: i64,
+    pub withdrawals: i64,
+    /// Sum of every player's balance.
+    pub players: i64,
+    pub house: i64,
+    pub in_play: i64,
+    /// [`Table::check_books`].
+    pub check: Result<(), String>,
+}
+
+type Reply<T> = oneshot::Sender<Result<T, ActorError>>;
+
+/// A request to the actor.
+#[derive(Debug)]
+pub(crate) enum Request {
+    Submit {
+        command_id: Option<String>,
+        command: Command,
+        reply: Reply<Applied>,
+    },
+    Snapshot {
+        reply: Reply<TableSnapshot>,
+    },
+    Balance {
+        player: String,
+        reply: Reply<i64>,
+    },
+    Books {
+        reply: Reply<BooksReport>,
+    },
+}
+
+/// A cloneable handle to one table's actor.
+#[derive(Clone, Debug)]
+pub struct TableHandle {
+    table_id: Arc<str>,
+    requests: mpsc::Sender<Request>,
+    published: broadcast::Sender<Arc<Published>>,
+    stats: StatsReader,
+}
+
+impl TableHandle {
+    /// Applies `command` (its `now_ms` is overwritten by the actor's clock). With a
+    /// `command_id`, a repeat of the same command returns the original answer
+    /// (`replayed: true`) without applying it again.
+    pub async fn submit(
+        &self,
+        command_id: Option<String>,
+        command: Command,
+    ) -> Result<Applied, ActorError> {
+        self.ask(|reply| Request::Submit {
+            command_id,
+            command,
+            reply,
+        })
+        .await
+    }
+
+    /// Every journaled command's events, in journal order, from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
+        self.published.subscribe()
+    }
+
+    /// The table as of the last durable command.
+    pub async fn snapshot(&self) -> Result<TableSnapshot, ActorError> {
+        self.ask(|reply| Request::Snapshot { reply }).await
+    }
+
+    pub async fn balance(&self, player: &str) -> Result<i64, ActorError> {
+        let player = player.to_owned();
+        self.ask(|reply| Request::Balance { player, reply }).await
+    }
+
+    pub async fn books(&self) -> Result<BooksReport, ActorError> {
+        self.ask(|reply| Request::Books { reply }).await
+    }
+
+    pub fn table_id(&self) -> &str {
+        &self.table_id
+    }
+
+    /// The journal's group-commit counters (fsyncs = `commits`).
+    pub fn commit_stats(&self) -> CommitStats {
+        self.stats.read()
+    }
+
+    async fn ask<T>(&self, request: impl FnOnce(Reply<T>) -> Request) -> Result<T, ActorError> {
+        let (reply, answer) = oneshot::channel();
+        self.requests
+            .send(request(reply))
+            .await
+            .map_err(|_| ActorError::Stopped)?;
+        answer.await.map_err(|_| ActorError::Stopped)?
+    }
+}
+
+/// The running actor: its tasks, and a way to stop them. Dropping it leaves the actor
+/// running until every [`TableHandle`] is gone.
+#[derive(Debug)]
+pub struct ActorTask {
+    actor: JoinHandle<()>,
+    release: JoinHandle<()>,
+    outbox: JoinHandle<()>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl ActorTask {
+    /// Stops taking requests, answers and publishes everything already journaled, shuts
+    /// the journal down cleanly, and stops the outbox (rounds not yet delivered are sent
+    /// again on the next start).
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Err(e) = (&mut self.actor).await {
+            tracing::error!(error = %e, "table actor task failed");
+        }
+        if let Err(e) = (&mut self.release).await {
+            tracing::error!(error = %e, "table release task failed");
+        }
+        self.outbox.abort();
+        let _ = (&mut self.outbox).await;
+    }
+
+    /// Whether the actor task has ended.
+    pub fn is_finished(&self) -> bool {
+        self.actor.is_finished()
+    }
+}
+
+/// Opens (or creates) the journal, replays it, and starts the actor, its release task and
+/// its outbox. See the module documentation.
+pub async fn spawn(
+    config: ActorConfig,
+    rules: Arc<dyn Rules>,
+    sink: Arc<dyn ArchiveSink>,
+    clock: Clock,
+) -> Result<(TableHandle, ActorTask), ActorError> {
+    task::spawn(config, rules, sink, clock).await
+}

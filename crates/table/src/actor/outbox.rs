@@ -1,0 +1,272 @@
+//! The outbox: every finished round, sealed into a hash chain, delivered in order to the
+//! archive by its own task, with retries, while the table goes on.
+//!
+//! There is no outbox store: finished rounds are facts of the journal, so a restart
+//! re-derives them (and their hashes) by replay. Only a small watermark file says up to
+//! which round the archive has confirmed; rounds after it are sent again on restart (the
+//! archive's append is idempotent by round id, so a crash between a delivery and its
+//! watermark only causes a harmless re-send).
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use super::rules::BoxFuture;
+use crate::event::FinishedRound;
+
+/// First wait after a failed delivery; doubled after each further failure.
+pub const RETRY_FIRST: Duration = Duration::from_millis(50);
+/// Longest wait between two delivery attempts.
+pub const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// The `prev_hash` of a table's first round.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A finished round with its place in the table's hash chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SealedRound {
+    pub round: FinishedRound,
+    /// 1, 2, 3, … per table, without gaps.
+    pub seq: u64,
+    /// Hex SHA-256 of the previous round ([`GENESIS_HASH`] for the first).
+    pub prev_hash: String,
+    /// Hex SHA-256 over the 32 bytes of `prev_hash` followed by the canonical JSON of
+    /// `round` (serde_json of [`FinishedRound`]: fields in declaration order, maps sorted).
+    pub hash: String,
+}
+
+impl SealedRound {
+    /// Recomputes the hash from `prev_hash` and `round` (for checks by receivers).
+    pub fn compute_hash(prev_hash: &str, round: &FinishedRound) -> Result<String, String> {
+        let prev = unhex(prev_hash)?;
+        let json = serde_json::to_vec(round)
+            .map_err(|e| format!("round {}: cannot encode: {e}", round.round_id))?;
+        let mut digest = Sha256::new();
+        digest.update(prev);
+        digest.update(&json);
+        Ok(hex(&digest.finalize()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn unhex(text: &str) -> Result<[u8; 32], String> {
+    let bad = || format!("`{text}` is not 64 hex digits");
+    if text.len() != 64 {
+        return Err(bad());
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = text
+            .get(2 * i..2 * i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .ok_or_else(bad)?;
+    }
+    Ok(out)
+}
+
+/// The head of a table's chain: what the next sealed round continues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Chain {
+    last_seq: u64,
+    last_hash: String,
+}
+
+impl Default for Chain {
+    fn default() -> Chain {
+        Chain {
+            last_seq: 0,
+            last_hash: GENESIS_HASH.to_owned(),
+        }
+    }
+}
+
+impl Chain {
+    /// Rounds sealed so far.
+    pub(crate) const fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Seals `round` as the next link. Changes nothing on error.
+    pub(crate) fn seal(&mut self, round: FinishedRound) -> Result<SealedRound, String> {
+        let hash = SealedRound::compute_hash(&self.last_hash, &round)?;
+        let sealed = SealedRound {
+            round,
+            seq: self.last_seq + 1,
+            prev_hash: std::mem::replace(&mut self.last_hash, hash.clone()),
+            hash,
+        };
+        self.last_seq = sealed.seq;
+        Ok(sealed)
+    }
+}
+
+/// The archive refused or could not be reached; the round will be sent again.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("archive: {0}")]
+pub struct SinkError(pub String);
+
+/// Where sealed rounds go (the archive's Append). Must be idempotent by round id.
+pub trait ArchiveSink: Send + Sync + 'static {
+    fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>>;
+}
+
+/// An [`ArchiveSink`] in memory, for tests: records every round it accepted, and can be
+/// told to fail its next calls.
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    received: Mutex<Vec<SealedRound>>,
+    fail_next: AtomicUsize,
+    attempts: AtomicUsize,
+}
+
+impl MemorySink {
+    pub fn new() -> MemorySink {
+        MemorySink::default()
+    }
+
+    /// The next `n` calls fail.
+    pub fn fail_next(&self, n: usize) {
+        self.fail_next.store(n, Ordering::SeqCst);
+    }
+
+    /// Every round accepted, in the order of the calls (a re-send appears twice).
+    pub fn received(&self) -> Vec<SealedRound> {
+        self.received
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Calls so far, failed ones included.
+    pub fn attempts(&self) -> usize {
+        self.attempts.load(Ordering::SeqCst)
+    }
+}
+
+impl ArchiveSink for MemorySink {
+    fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        let failing = self
+            .fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let result = if failing {
+            Err(SinkError("memory sink told to fail".to_owned()))
+        } else {
+            match self.received.lock() {
+                Ok(mut received) => {
+                    received.push(round.clone());
+                    Ok(())
+                }
+                Err(_) => Err(SinkError("memory sink poisoned".to_owned())),
+            }
+        };
+        Box::pin(async move { result })
+    }
+}
+
+/// What the watermark file holds: the last round the archive confirmed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Watermark {
+    pub(crate) delivered_seq: u64,
+    /// Its hash, so that a journal that no longer matches what was delivered is noticed.
+    pub(crate) hash: Option<String>,
+}
+
+impl Watermark {
+    /// Reads the watermark; a missing file means nothing delivered yet.
+    pub(crate) fn read(path: &Path) -> Result<Watermark, String> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| format!("outbox watermark {}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Watermark::default()),
+            Err(e) => Err(format!("outbox watermark {}: {e}", path.display())),
+        }
+    }
+
+    /// Writes it durably: a temporary file, fsync, rename over, fsync the directory.
+    pub(crate) fn write(&self, path: &Path) -> Result<(), String> {
+        let fail = |op: &str, e: std::io::Error| format!("{op} {}: {e}", path.display());
+        let json = serde_json::to_vec(self).map_err(|e| format!("encode watermark: {e}"))?;
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let mut file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
+        file.write_all(&json).map_err(|e| fail("write", e))?;
+        file.sync_all().map_err(|e| fail("fsync", e))?;
+        drop(file);
+        std::fs::rename(&tmp, path).map_err(|e| fail("rename", e))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| fail("fsync directory of", e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The delivery task: sends `pending` then whatever arrives on `incoming`, each round
+/// until the sink takes it, in order, and records the watermark after each.
+pub(crate) async fn deliver(
+    sink: Arc<dyn ArchiveSink>,
+    watermark: PathBuf,
+    mut pending: VecDeque<SealedRound>,
+    mut incoming: mpsc::UnboundedReceiver<SealedRound>,
+) {
+    let mut backoff = RETRY_FIRST;
+    loop {
+        while let Ok(round) = incoming.try_recv() {
+            pending.push_back(round);
+        }
+        let Some(next) = pending.front() else {
+            match incoming.recv().await {
+                Some(round) => pending.push_back(round),
+                None => return,
+            }
+            continue;
+        };
+        match sink.append(next).await {
+            Ok(()) => {
+                backoff = RETRY_FIRST;
+                let mark = Watermark {
+                    delivered_seq: next.seq,
+                    hash: Some(next.hash.clone()),
+                };
+                let path = watermark.clone();
+                let written = tokio::task::spawn_blocking(move || mark.write(&path)).await;
+                match written {
+                    Ok(Ok(())) => {}
+                    // Not fatal: the round is sent again after a restart, which is safe.
+                    Ok(Err(e)) => tracing::warn!(error = %e, "outbox: watermark not written"),
+                    Err(e) => tracing::warn!(error = %e, "outbox: watermark task failed"),
+                }
+                pending.pop_front();
+            }
+            Err(e) => {
+                tracing::warn!(
+                    round = %next.round.round_id,
+                    seq = next.seq,
+                    error = %e,
+                    retry_in_ms = backoff.as_millis(),
+                    "outbox: delivery failed, will retry"
+                );
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(RETRY_MAX);
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The release task: answers callers, publishes events and feeds the outbox strictly in
+//! journal order, each only once its record is durable.
+//!
+//! The actor queues one [`Release`] per request it answered (in the order it handled
+//! them) and goes on; this task waits for each record's fsync in turn. Answers that need
+//! no record (queries, retried requests) are released in the same order, so nobody ever
+//! sees a state that a crash could still take back.
+
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::{broadcast, mpsc};
+
+use super::outbox::SealedRound;
+use super::{ActorError, Applied, Published, Reply};
+use crate::journal::PendingCommit;
+
+/// An answer that needs nothing from the journal; called with `Err(reason)` if the journal
+/// failed before it.
+pub(crate) type Answer = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+pub(crate) struct Record {
+    pub(crate) pending: PendingCommit,
+    /// The seq the actor expects the journal to give this record.
+    pub(crate) seq: u64,
+    pub(crate) applied: Applied,
+    pub(crate) sealed: Vec<SealedRound>,
+    /// `None` for the actor's own commands (ticks).
+    pub(crate) reply: Option<Reply<Applied>>,
+}
+
+pub(crate) enum Release {
+    Record(Box<Record>),
+    Answer(Answer),
+}
+
+impl std::fmt::Debug for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Release::Record(record) => write!(f, "Release::Record({})", record.seq),
+            Release::Answer(_) => f.write_str("Release::Answer"),
+        }
+    }
+}
+
+pub(crate) async fn run(
+    mut queue: mpsc::Receiver<Release>,
+    published: broadcast::Sender<Arc<Published>>,
+    outbox: mpsc::UnboundedSender<SealedRound>,
+    failed: Arc<OnceLock<String>>,
+) {
+    while let Some(item) = queue.recv().await {
+        match item {
+            Release::Answer(answer) => answer(match failed.get() {
+                Some(reason) => Err(reason.clone()),
+                None => Ok(()),
+            }),
+            Release::Record(record) => {
+                let Record {
+                    pending,
+                    seq,
+                    applied,
+                    sealed,
+                    reply,
+                } = *record;
+                let durable = match failed.get() {
+                    Some(reason) => Err(reason.clone()),
+                    None => match pending.durable().await {
+                        Ok(got) if got == seq => Ok(()),
+                        Ok(got) => Err(format!(
+                            "the journal numbered a record {got}, the actor expected {seq}"
+                        )),
+                        Err(e) => Err(e.to_string()),
+                    },
+                };
+                match durable {
+                    Ok(()) => {
+                        if let Some(reply) = reply {
+                            let _ = reply.send(Ok(applied.clone()));
+                        }
+                        // No subscriber is not an error.
+                        let _ = published.send(Arc::new(Published {
+                            seq,
+                            events: applied.events,
+                            snapshot: applied.snapshot,
+                        }));
+                        for round in sealed {
+                            // The outbox ends only at shutdown, after this task.
+                            let _ = outbox.send(round);
+                        }
+                    }
+                    Err(reason) => {
+                        if failed.set(reason.clone()).is_ok() {
+                            tracing::error!(seq, %reason, "journal failed: the table stops accepting commands");
+                        }
+                        let reason = failed.get().cloned().unwrap_or(reason);
+                        if let Some(reply) = reply {
+                            let _ = reply.send(Err(ActorError::JournalFailed(reason)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

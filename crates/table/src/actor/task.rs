@@ -1,0 +1,558 @@
+//! The actor task itself: start-up (replay), and the loop that owns the table.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use banco_rules::{Bet, Card};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::outbox::{self, Chain, SealedRound, Watermark};
+use super::recent::RecentCommands;
+use super::release::{self, Answer, Record, Release};
+use super::rules::{CardCheck, Rules, RulesError};
+use super::{
+    ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, JournalEntry,
+    REMEMBERED_COMMANDS, Reply, Request, TableHandle,
+};
+use crate::command::Command;
+use crate::event::Event;
+use crate::journal::{CommitHandle, GroupCommitter, Journal};
+use crate::phase::Phase;
+use crate::refusal::Refusal;
+use crate::table::Table;
+
+/// The longest the actor sleeps without re-reading its clock while a deadline is pending
+/// (so that a clock that jumps, or a manual test clock, is noticed).
+const MAX_TICK_SLEEP: Duration = Duration::from_secs(1);
+
+/// What replaying the journal rebuilt.
+struct Replayed {
+    table: Table,
+    last_seq: u64,
+    chain: Chain,
+    recent: RecentCommands,
+    undelivered: VecDeque<SealedRound>,
+}
+
+fn replay(
+    config: &ActorConfig,
+    records: Vec<crate::journal::Record>,
+    watermark: &Watermark,
+) -> Result<Replayed, ActorError> {
+    let startup = ActorError::Startup;
+    let mut table =
+        Table::new(config.table.clone()).map_err(|e| startup(format!("table config: {e}")))?;
+    let mut chain = Chain::default();
+    let mut recent = RecentCommands::new(REMEMBERED_COMMANDS);
+    let mut undelivered = VecDeque::new();
+    let mut last_seq = 0;
+    let journal = config.journal.display();
+    for record in records {
+        let entry: JournalEntry = serde_json::from_slice(&record.payload)
+            .map_err(|e| startup(format!("journal {journal}: record {}: {e}", record.seq)))?;
+        let events = table.apply(&entry.command).map_err(|refusal| {
+            startup(format!(
+                "journal {journal}: record {} ({:?}) is refused on replay: {refusal} \
+                 (a bug, or a journal replayed with another table config)",
+                record.seq, entry.command
+            ))
+        })?;
+        for event in &events {
+            if let Event::RoundFinished(round) = event {
+                let sealed = chain.seal(round.as_ref().clone()).map_err(|e| {
+                    startup(format!("journal {journal}: record {}: {e}", record.seq))
+                })?;
+                if sealed.seq == watermark.delivered_seq
+                    && let Some(hash) = &watermark.hash
+                    && *hash != sealed.hash
+                {
+                    return Err(startup(format!(
+                        "outbox watermark {}: round {} was delivered with hash {hash}, the journal \
+                         gives {}; the journal is not the one whose rounds were archived",
+                        config.outbox_watermark.display(),
+                        sealed.seq,
+                        sealed.hash
+                    )));
+                }
+                if sealed.seq > watermark.delivered_seq {
+                    undelivered.push_back(sealed);
+                }
+            }
+        }
+        if let Some(id) = entry.command_id {
+            let applied = Applied {
+                seq: record.seq,
+                events,
+                snapshot: table.snapshot(),
+                replayed: false,
+            };
+            recent.insert(id, entry.command, applied);
+        }
+        last_seq = record.seq;
+    }
+    if watermark.delivered_seq > chain.last_seq() {
+        return Err(startup(format!(
+            "outbox watermark {}: round {} delivered, but the journal holds {} rounds",
+            config.outbox_watermark.display(),
+            watermark.delivered_seq,
+            chain.last_seq()
+        )));
+    }
+    table
+        .check_books()
+        .map_err(|e| startup(format!("journal {journal}: books after replay: {e}")))?;
+    Ok(Replayed {
+        table,
+        last_seq,
+        chain,
+        recent,
+        undelivered,
+    })
+}
+
+pub(super) async fn spawn(
+    config: ActorConfig,
+    rules: Arc<dyn Rules>,
+    sink: Arc<dyn ArchiveSink>,
+    clock: Clock,
+) -> Result<(TableHandle, ActorTask), ActorError> {
+    config
+        .table
+        .validate()
+        .map_err(|e| ActorError::Startup(format!("table config: {e}")))?;
+    let watermark = Watermark::read(&config.outbox_watermark).map_err(ActorError::Startup)?;
+    let (journal, records) = Journal::open(&config.journal)
+        .map_err(|e| ActorError::Startup(format!("cannot open the journal: {e}")))?;
+    let replayed = replay(&config, records, &watermark)?;
+    tracing::info!(
+        table = %config.table.table_id,
+        records = replayed.last_seq,
+        rounds = replayed.chain.last_seq(),
+        undelivered = replayed.undelivered.len(),
+        "table replayed from its journal"
+    );
+    let committer = GroupCommitter::spawn(journal, config.commit)
+        .map_err(|e| ActorError::Startup(format!("cannot start the journal: {e}")))?;
+
+    let queue = config.queue.max(1);
+    let (requests, inbox) = mpsc::channel(queue);
+    let (published, _) = broadcast::channel(queue.max(1024));
+    let (to_release, release_queue) = mpsc::channel(queue.max(1024));
+    let (to_outbox, outbox_queue) = mpsc::unbounded_channel();
+    let (stop, stopped) = oneshot::channel();
+    let failed = Arc::new(OnceLock::new());
+
+    let outbox = tokio::spawn(outbox::deliver(
+        sink,
+        config.outbox_watermark.clone(),
+        replayed.undelivered,
+        outbox_queue,
+    ));
+    let release = tokio::spawn(release::run(
+        release_queue,
+        published.clone(),
+        to_outbox,
+        Arc::clone(&failed),
+    ));
+    let handle = TableHandle {
+        table_id: Arc::from(config.table.table_id.as_str()),
+        requests,
+        published,
+        stats: committer.stats_reader(),
+    };
+    let actor = Actor {
+        table: replayed.table,
+        rules,
+        clock,
+        commit: committer.handle(),
+        next_seq: replayed.last_seq + 1,
+        chain: replayed.chain,
+        recent: replayed.recent,
+        release: to_release,
+        failed,
+        idle_deadline: None,
+    };
+    let actor = tokio::spawn(actor.run(inbox, stopped, committer));
+    Ok((
+        handle,
+        ActorTask {
+            actor,
+            release,
+            outbox,
+            stop: Some(stop),
+        },
+    ))
+}
+
+struct Actor {
+    table: Table,
+    rules: Arc<dyn Rules>,
+    clock: Clock,
+    commit: CommitHandle,
+    /// The seq the journal will give the next record (records are queued in order from
+    /// this task only, and the journal numbers them without gaps).
+    next_seq: u64,
+    chain: Chain,
+    recent: RecentCommands,
+    release: mpsc::Sender<Release>,
+    failed: Arc<OnceLock<String>>,
+    /// A deadline whose `Tick` changed nothing (an automated draw time): not re-armed.
+    idle_deadline: Option<u64>,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut inbox: mpsc::Receiver<Request>,
+        stopped: oneshot::Receiver<()>,
+        committer: GroupCommitter,
+    ) {
+        let mut stopped = stopped;
+        let mut watch_stop = true;
+        loop {
+            let deadline = self.deadline();
+            let sleep = deadline.map_or(MAX_TICK_SLEEP, |d| {
+                Duration::from_millis(d.saturating_sub(self.clock.now_ms())).min(MAX_TICK_SLEEP)
+            });
+            tokio::select! {
+                biased;
+                stop = &mut stopped, if watch_stop => match stop {
+                    Ok(()) => break,
+                    // The ActorTask was dropped: keep serving until the handles go.
+                    Err(_) => watch_stop = false,
+                },
+                request = inbox.recv() => match request {
+                    Some(request) => self.handle(request).await,
+                    None => break,
+                },
+                () = tokio::time::sleep(sleep), if deadline.is_some() => self.tick_if_due().await,
+            }
+        }
+        // Let the release task drain, then close the journal once its queue is written.
+        let Actor {
+            commit, release, ..
+        } = self;
+        drop(commit);
+        drop(release);
+        match tokio::task::spawn_blocking(move || committer.shutdown()).await {
+            Ok(Ok(_journal)) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "journal shutdown"),
+            Err(e) => tracing::error!(error = %e, "journal shutdown task"),
+        }
+    }
+
+    fn deadline(&self) -> Option<u64> {
+        if self.failed.get().is_some() {
+            return None;
+        }
+        self.table
+            .next_deadline()
+            .filter(|&d| Some(d) != self.idle_deadline)
+    }
+
+    async fn handle(&mut self, request: Request) {
+        match request {
+            Request::Submit {
+                command_id,
+                command,
+                reply,
+            } => {
+                self.tick_if_due().await;
+                self.submit(command_id, command, reply).await;
+            }
+            Request::Snapshot { reply } => {
+                let snapshot = self.table.snapshot();
+                self.answer(reply, Ok(snapshot)).await;
+            }
+            Request::Balance { player, reply } => {
+                let balance = self.table.balance(&player);
+                self.answer(reply, Ok(balance)).await;
+            }
+            Request::Books { reply } => {
+                let ledger = self.table.ledger();
+                let report = BooksReport {
+                    deposits: ledger.deposits(),
+                    withdrawals: ledger.withdrawals(),
+                    players: ledger.balances().values().sum(),
+                    house: ledger.house(),
+                    in_play: ledger.in_play(),
+                    check: self.table.check_books(),
+                };
+                self.answer(reply, Ok(report)).await;
+            }
+        }
+    }
+
+    /// Answers after everything queued before it is durable (or with the journal's
+    /// failure).
+    async fn answer<T: Send + 'static>(&self, reply: Reply<T>, value: Result<T, ActorError>) {
+        let answer: Answer = Box::new(move |journal| {
+            let _ = reply.send(match journal {
+                Ok(()) => value,
+                Err(reason) => Err(ActorError::JournalFailed(reason)),
+            });
+        });
+        if let Err(mpsc::error::SendError(Release::Answer(answer))) =
+            self.release.send(Release::Answer(answer)).await
+        {
+            answer(Err("the release task has stopped".to_owned()));
+        }
+    }
+
+    async fn tick_if_due(&mut self) {
+        let Some(deadline) = self.deadline() else {
+            return;
+        };
+        let now = self.clock.now_ms();
+        if now < deadline {
+            return;
+        }
+        let tick = Command::Tick { now_ms: now };
+        match self.table.apply(&tick) {
+            Ok(events) if events.is_empty() => self.idle_deadline = Some(deadline),
+            Ok(events) => {
+                self.idle_deadline = None;
+                self.journal(None, tick, events, None).await;
+            }
+            // A tick is never refused; if it were, there is nothing to journal.
+            Err(refusal) => tracing::error!(%refusal, "tick refused"),
+        }
+    }
+
+    async fn submit(
+        &mut self,
+        command_id: Option<String>,
+        mut command: Command,
+        reply: Reply<Applied>,
+    ) {
+        if let Some(reason) = self.failed.get() {
+            let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
+            return;
+        }
+        command.stamp(self.clock.now_ms());
+        if let Some(id) = &command_id
+            && let Some((original, applied)) = self.recent.get(id)
+        {
+            let mut resent = command.clone();
+            resent.stamp(0);
+            if resent == *original {
+                let applied = Applied {
+                    replayed: true,
+                    ..applied.clone()
+                };
+                self.answer(reply, Ok(applied)).await;
+            } else {
+                let refusal = Refusal::CommandIdReused {
+                    command_id: id.clone(),
+                };
+                let _ = reply.send(Err(ActorError::Refused(refusal)));
+            }
+            return;
+        }
+        if let Err(error) = self.ask_authority(&command).await {
+            let _ = reply.send(Err(error));
+            return;
+        }
+        let events = match self.table.apply(&command) {
+            Ok(events) => events,
+            Err(refusal) => {
+                let _ = reply.send(Err(ActorError::Refused(refusal)));
+                return;
+            }
+        };
+        let retried =
+            !events.is_empty() && events.iter().all(|e| matches!(e, Event::Replayed { .. }));
+        if events.is_empty() || retried {
+            // Nothing changed: nothing to journal or publish.
+            let applied = Applied {
+                seq: self.next_seq - 1,
+                events,
+                snapshot: self.table.snapshot(),
+                replayed: retried,
+            };
+            self.answer(reply, Ok(applied)).await;
+            return;
+        }
+        self.idle_deadline = None;
+        self.journal(command_id, command, events, Some(reply)).await;
+    }
+
+    /// Queues an applied command to the journal and its release.
+    async fn journal(
+        &mut self,
+        command_id: Option<String>,
+        command: Command,
+        events: Vec<Event>,
+        reply: Option<Reply<Applied>>,
+    ) {
+        let fail = |this: &Self, reason: String, reply: Option<Reply<Applied>>| {
+            let _ = this.failed.set(reason.clone());
+            tracing::error!(%reason, "journal failed: the table stops accepting commands");
+            if let Some(reply) = reply {
+                let reason = this.failed.get().cloned().unwrap_or(reason);
+                let _ = reply.send(Err(ActorError::JournalFailed(reason)));
+            }
+        };
+        let mut sealed = Vec::new();
+        for event in &events {
+            if let Event::RoundFinished(round) = event {
+                match self.chain.seal(round.as_ref().clone()) {
+                    Ok(s) => sealed.push(s),
+                    Err(e) => return fail(self, format!("cannot seal the round: {e}"), reply),
+                }
+            }
+        }
+        let entry = JournalEntry {
+            command_id,
+            command,
+        };
+        let payload = match serde_json::to_vec(&entry) {
+            Ok(payload) => payload,
+            Err(e) => {
+                return fail(
+                    self,
+                    format!("cannot encode {:?}: {e}", entry.command),
+                    reply,
+                );
+            }
+        };
+        let pending = match self.commit.enqueue(payload).await {
+            Ok(pending) => pending,
+            Err(e) => return fail(self, e.to_string(), reply),
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let applied = Applied {
+            seq,
+            events,
+            snapshot: self.table.snapshot(),
+            replayed: false,
+        };
+        if let Some(id) = entry.command_id {
+            self.recent.insert(id, entry.command, applied.clone());
+        }
+        let release = Release::Record(Box::new(Record {
+            pending,
+            seq,
+            applied,
+            sealed,
+            reply,
+        }));
+        if let Err(mpsc::error::SendError(release)) = self.release.send(release).await {
+            let reply = match release {
+                Release::Record(record) => record.reply,
+                Release::Answer(_) => None,
+            };
+            fail(self, "the release task has stopped".to_owned(), reply);
+        }
+    }
+
+    /// The rules authority's word on a card or a settlement, before the table applies it.
+    async fn ask_authority(&self, command: &Command) -> Result<(), ActorError> {
+        match command {
+            Command::DealCard { card, .. } => self.check_card(*card).await,
+            Command::ConfirmResult { .. } => self.check_settlement().await,
+            _ => Ok(()),
+        }
+    }
+
+    async fn check_card(&self, card: Card) -> Result<(), ActorError> {
+        let dealing = matches!(
+            self.table.phase(),
+            Phase::BettingClosed { .. } | Phase::Dealing | Phase::Result
+        );
+        // Outside dealing the table refuses the card itself, with the better reason.
+        let Some(shoe) = self.table.shoe().filter(|_| dealing) else {
+            return Ok(());
+        };
+        let hand = shoe.hand_cards();
+        let mut before_hand = shoe.composition().clone();
+        for &dealt in hand {
+            before_hand.put_back(dealt);
+        }
+        match self
+            .rules
+            .check_card(&before_hand, shoe.decks(), hand, card)
+            .await
+        {
+            Ok(CardCheck::Accepted) => Ok(()),
+            Ok(CardCheck::Refused { code, message }) => {
+                Err(ActorError::Refused(Refusal::CardRefused {
+                    card,
+                    code,
+                    message,
+                }))
+            }
+            Err(RulesError::Unreachable(reason)) => Err(ActorError::ValidatorUnreachable(format!(
+                "validator unreachable: {reason}; {card} was not dealt, send it again"
+            ))),
+            Err(RulesError::BadAnswer(reason)) => {
+                tracing::error!(%card, %reason, "ALERT: the rules authority refused a card check");
+                Err(ActorError::RulesDisagree(format!("about {card}: {reason}")))
+            }
+        }
+    }
+
+    async fn check_settlement(&self) -> Result<(), ActorError> {
+        // No result showing, or the table refuses to settle: the table's refusal says why.
+        let Some(Ok((cards, settled))) = self.table.pending_settlement() else {
+            return Ok(());
+        };
+        let round = self
+            .table
+            .round_id()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let ours: Vec<(&String, &banco_rules::Settlement)> = settled
+            .iter()
+            .flat_map(|(player, list)| list.iter().map(move |s| (player, s)))
+            .collect();
+        if ours.is_empty() {
+            return Ok(());
+        }
+        let bets: Vec<Bet> = ours
+            .iter()
+            .map(|(_, s)| Bet::new(s.kind, s.stake))
+            .collect();
+        let paytable = &self.table.config().policy.paytable;
+        let theirs = match self.rules.settle(paytable, &cards, &bets).await {
+            Ok(theirs) => theirs,
+            Err(RulesError::Unreachable(reason)) => {
+                return Err(ActorError::ValidatorUnreachable(format!(
+                    "validator unreachable: {reason}; round {round} was not settled, confirm again"
+                )));
+            }
+            Err(RulesError::BadAnswer(reason)) => {
+                tracing::error!(%round, %reason, "ALERT: the rules authority refused the settlement");
+                return Err(ActorError::RulesDisagree(format!(
+                    "round {round}: {reason}"
+                )));
+            }
+        };
+        if theirs.len() != ours.len() {
+            return Err(ActorError::RulesDisagree(format!(
+                "round {round}: {} settlements for {} bets",
+                theirs.len(),
+                ours.len()
+            )));
+        }
+        for ((player, mine), certified) in ours.iter().zip(&theirs) {
+            if *mine != certified {
+                let text = format!(
+                    "round {round}: {player}'s {} bet of {}: the table would return {} \
+                     (winnings {}), the rules authority {} (winnings {})",
+                    mine.kind,
+                    mine.stake,
+                    mine.returned,
+                    mine.winnings,
+                    certified.returned,
+                    certified.winnings
+                );
+                tracing::error!(%text, "ALERT: settlement differs from the certified rules");
+                return Err(ActorError::RulesDisagree(text));
+            }
+        }
+        Ok(())
+    }
+}

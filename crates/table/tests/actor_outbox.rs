@@ -1,0 +1,97 @@
+//! The outbox: finished rounds sealed into a hash chain and delivered in order while the
+//! table goes on, re-sent after a restart only if not confirmed.
+#![allow(clippy::unwrap_used)]
+
+mod actor_support;
+
+use std::sync::Arc;
+
+use actor_support::*;
+use banco_table::actor::GENESIS_HASH;
+use banco_table::{MemorySink, SealedRound};
+
+fn check_chain(rounds: &[SealedRound], first_seq: u64, mut prev: String) {
+    for (i, sealed) in rounds.iter().enumerate() {
+        assert_eq!(sealed.seq, first_seq + i as u64);
+        assert_eq!(
+            sealed.prev_hash, prev,
+            "round {} continues the chain",
+            sealed.seq
+        );
+        assert_eq!(
+            SealedRound::compute_hash(&sealed.prev_hash, &sealed.round).unwrap(),
+            sealed.hash
+        );
+        prev = sealed.hash.clone();
+    }
+}
+
+#[tokio::test]
+async fn twenty_rounds_reach_a_failing_archive_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(MemorySink::new());
+    sink.fail_next(5);
+    let (table, task) = start(dir.path(), Arc::clone(&sink)).await;
+    ok(&table, deposit("alice", 1_000_000)).await;
+    ok(&table, open_shoe(8)).await;
+    let started = std::time::Instant::now();
+    for n in 0..20 {
+        play_round(&table, n).await;
+    }
+    let played = started.elapsed();
+    // The five failures cost at least 50+100+200+400+800 ms of backoff, which the table
+    // did not wait for.
+    assert!(
+        sink.received().len() < 20,
+        "the table waited for the archive"
+    );
+    eventually("20 rounds archived", || sink.received().len() == 20).await;
+    let delivered = started.elapsed();
+    let rounds = sink.received();
+    check_chain(&rounds, 1, GENESIS_HASH.to_owned());
+    let ids: Vec<String> = rounds
+        .iter()
+        .map(|r| r.round.round_id.to_string())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+    assert!(sink.attempts() >= 25);
+    println!("20 rounds played in {played:?}, all archived after {delivered:?}");
+    task.shutdown().await;
+}
+
+#[tokio::test]
+async fn restart_resends_exactly_the_unconfirmed_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Arc::new(MemorySink::new());
+    let (table, task) = start(dir.path(), Arc::clone(&first)).await;
+    ok(&table, deposit("alice", 1_000_000)).await;
+    ok(&table, open_shoe(8)).await;
+    for n in 0..3 {
+        play_round(&table, n).await;
+    }
+    eventually("3 rounds archived", || first.received().len() == 3).await;
+    // Let the watermark of the third round be written.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The archive goes down; the table goes on.
+    first.fail_next(usize::MAX);
+    for n in 3..5 {
+        play_round(&table, n).await;
+    }
+    assert_eq!(first.received().len(), 3);
+    task.shutdown().await;
+
+    let second = Arc::new(MemorySink::new());
+    let (table, task) = start(dir.path(), Arc::clone(&second)).await;
+    eventually("2 rounds re-sent", || second.received().len() == 2).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let resent = second.received();
+    assert_eq!(resent.len(), 2, "nothing already confirmed is sent again");
+    check_chain(&resent, 4, first.received()[2].hash.clone());
+    // New rounds continue the same chain.
+    play_round(&table, 5).await;
+    eventually("round 6 archived", || second.received().len() == 3).await;
+    check_chain(&second.received(), 4, first.received()[2].hash.clone());
+    task.shutdown().await;
+}
