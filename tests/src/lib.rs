@@ -1,5 +1,15 @@
 //! Helpers for banco's end-to-end tests: they run the real `banco` binary as a separate
 //! process, as an operator or an auditor would.
+//!
+//! - [`procs`]: keys, tokens, and the validator and broadcaster as child processes.
+//! - [`clients`]: a croupier console that numbers its commands, and player clients.
+//! - [`model`]: an independent model of bets, balances and settlements to compare with.
+//! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
+
+pub mod clients;
+pub mod model;
+pub mod outbox;
+pub mod procs;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,7 +18,8 @@ use std::sync::OnceLock;
 /// The `banco` binary of this workspace, built once per test process.
 ///
 /// The tests crate cannot name another package's binary through cargo, so it asks cargo to
-/// build it with the same profile into the same target directory.
+/// build it with the same profile into the same target directory (or runs the binary
+/// `BANCO_E2E_BIN` names).
 pub fn banco() -> Command {
     Command::new(banco_path())
 }
@@ -16,6 +27,11 @@ pub fn banco() -> Command {
 fn banco_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
+        // A binary built elsewhere (e.g. a release build, or a snapshot while the tree is
+        // mid-change) can be named instead.
+        if let Some(path) = std::env::var_os("BANCO_E2E_BIN") {
+            return PathBuf::from(path);
+        }
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let status = Command::new(cargo)

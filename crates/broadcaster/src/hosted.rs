@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorError, TableHandle};
-use banco_table::{Command, TableConfig, TableSnapshot};
+use banco_table::{TableConfig, TableSnapshot};
 use banco_wire::pb;
 use tonic::Status;
 
@@ -80,17 +80,13 @@ impl HostedTable {
     }
 
     /// The table's snapshot and the seq it reflects, read together.
-    ///
-    /// The actor's `snapshot()` carries no seq; a `Tick` is the one request answered with
-    /// both at once, and it does only what the actor's own timer does (close betting whose
-    /// time is up), so it is what a state read sends.
     pub(crate) async fn snapshot(&self) -> Result<(u64, TableSnapshot), BroadcasterError> {
-        let applied = self
+        let snapshot = self
             .handle
-            .submit(None, Command::Tick { now_ms: 0 })
+            .snapshot()
             .await
             .map_err(|e| self.actor_error(e))?;
-        Ok((applied.seq, applied.snapshot))
+        Ok((snapshot.seq, snapshot.table))
     }
 
     /// The console's view of the table now.

@@ -8,7 +8,7 @@
 //!   the table's actor with the request's `command_id`; the reply carries the table's state
 //!   after it, or the table's refusal. `WatchTable` streams the state after every change.
 //! - **PlayerService** (role `player`), first calls: `ListTables`, `PlaceBets`,
-//!   `ClearBets`, `Rebet`, `GetBalance`. The player is always the token's subject. The other
+//!   `ClearBets`, `Rebet`, `GetBalance`, `LastResults`. The player is always the token's subject. The other
 //!   calls (subscription fan-out, seats, history, chat, video) answer UNIMPLEMENTED.
 //! - [`serve`]: both services with gRPC health and reflection, plaintext only on loopback.
 //! - [`OutboxFile`]: an archive sink that appends each finished round as one JSON line,

@@ -1,13 +1,14 @@
-//! PlayerService, first calls: ListTables, PlaceBets, ClearBets, Rebet, GetBalance. The
-//! player is always the token's subject. The other calls come with the player fan-out
-//! and answer UNIMPLEMENTED until then.
+//! PlayerService, first calls: ListTables, PlaceBets, ClearBets, Rebet, GetBalance,
+//! LastResults. The player is always the token's subject. The other calls come with the
+//! player fan-out and answer UNIMPLEMENTED until then.
 
 use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use banco_auth::caller;
-use banco_rules::BetKind;
+use banco_rules::roads::LAST_RESULTS_SHOWN;
+use banco_rules::{BetKind, Winner};
 use banco_table::actor::ActorError;
 use banco_table::book::{PositionRefusal, Raise, Stakes};
 use banco_table::{Command, Event, Pacing, Refusal, RoundId};
@@ -99,15 +100,24 @@ impl PlayerServer {
         }
     }
 
-    async fn available(&self, table: &HostedTable, player: &str) -> Result<i64, Status> {
-        table
+    /// The player's money at the table: available, and exactly what is staked on the round
+    /// under way, read together from the actor.
+    async fn money(&self, table: &HostedTable, player: &str) -> Result<pb::Balance, Status> {
+        let position = table
             .handle()
-            .balance(player)
+            .player(player)
             .await
-            .map_err(|e| table.actor_error(e).into())
+            .map_err(|e| table.actor_error(e))?;
+        Ok(self.balance(position.balance, position.in_play()))
     }
 
-    fn info(&self, table: &HostedTable, phase: pb::TablePhase, croupier: String) -> pb::TableInfo {
+    fn info(
+        &self,
+        table: &HostedTable,
+        phase: pb::TablePhase,
+        croupier: String,
+        last_results: &[Winner],
+    ) -> pb::TableInfo {
         let policy = &table.config().policy;
         pb::TableInfo {
             table_id: table.id().to_owned(),
@@ -131,10 +141,17 @@ impl PlayerServer {
             pacing: pacing_to_pb(table.config().pacing).into(),
             phase: phase.into(),
             players: 0,
-            last_results: Vec::new(),
+            last_results: winners_to_pb(last_results),
             croupier,
         }
     }
+}
+
+fn winners_to_pb(results: &[Winner]) -> Vec<i32> {
+    results
+        .iter()
+        .map(|&w| pb::Winner::from(w).into())
+        .collect()
 }
 
 fn pacing_to_pb(pacing: Pacing) -> pb::Pacing {
@@ -272,8 +289,9 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         caller(&request)?;
         let mut tables = Vec::new();
         for table in self.tables.all() {
-            let state = table.state().await?;
-            tables.push(self.info(table, state.phase(), state.croupier));
+            let (seq, snapshot) = table.snapshot().await?;
+            let state = table.decorate(wire::table_state(&snapshot, seq));
+            tables.push(self.info(table, state.phase(), state.croupier, &snapshot.last_results));
         }
         Ok(Response::new(pb::ListTablesResponse { tables }))
     }
@@ -306,7 +324,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             key,
             now_ms: 0,
         };
-        let (decisions, in_play) = match table.handle().submit(None, command).await {
+        let decisions = match table.handle().submit(None, command).await {
             Ok(applied) => {
                 let events = original(applied.events);
                 let Some(Taken { added, stakes, .. }) = accepted(&events) else {
@@ -314,23 +332,21 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         "the table accepted bets without saying which",
                     ));
                 };
-                let decisions = requested
+                requested
                     .iter()
                     .map(|&(kind, asked)| {
                         let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
                         accepted_bet(kind, asked, add, stakes)
                     })
-                    .collect();
-                (decisions, stakes.values().sum())
+                    .collect()
             }
-            Err(ActorError::Refused(refusal)) => (refused_decisions(&requested, &refusal), 0),
+            Err(ActorError::Refused(refusal)) => refused_decisions(&requested, &refusal),
             Err(e) => return Err(table.actor_error(e).into()),
         };
-        let available = self.available(&table, &player).await?;
         Ok(Response::new(pb::PlaceBetsResponse {
             round_id: r.round_id,
             decisions,
-            balance: Some(self.balance(available, in_play)),
+            balance: Some(self.money(&table, &player).await?),
         }))
     }
 
@@ -341,19 +357,12 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
         let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
-        if r.round_id.is_empty() {
-            return Err(bad(ConversionError::missing("round_id")));
-        }
-        let (_, snapshot) = table.snapshot().await?;
-        if snapshot.round_id.as_ref().map(RoundId::as_str) != Some(r.round_id.as_str()) {
-            return Err(BroadcasterError::Refused(Refusal::WrongRound {
-                asked: RoundId::from(r.round_id.as_str()),
-                current: snapshot.round_id.unwrap_or_else(|| RoundId::from("none")),
-            })
-            .into());
-        }
+        // The table refuses another round than the one open for bets (FAILED_PRECONDITION
+        // here: the reply has no room for a refusal), deciding it as it applies the command.
+        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::ClearBets {
             player: player.clone(),
+            round_id: Some(round_id),
             key,
             now_ms: 0,
         };
@@ -368,7 +377,6 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                 _ => None,
             })
             .unwrap_or_default();
-        let available = self.available(&table, &player).await?;
         Ok(Response::new(pb::ClearBetsResponse {
             cleared: cleared
                 .into_iter()
@@ -377,7 +385,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                     stake_minor: stake,
                 })
                 .collect(),
-            balance: Some(self.balance(available, 0)),
+            balance: Some(self.money(&table, &player).await?),
         }))
     }
 
@@ -388,28 +396,15 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
         let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
-        if r.round_id.is_empty() {
-            return Err(bad(ConversionError::missing("round_id")));
-        }
-        let (_, snapshot) = table.snapshot().await?;
-        if snapshot.round_id.as_ref().map(RoundId::as_str) != Some(r.round_id.as_str()) {
-            let refusal = Refusal::WrongRound {
-                asked: RoundId::from(r.round_id.as_str()),
-                current: snapshot.round_id.unwrap_or_else(|| RoundId::from("none")),
-            };
-            let available = self.available(&table, &player).await?;
-            return Ok(Response::new(pb::PlaceBetsResponse {
-                round_id: r.round_id,
-                decisions: vec![refused_bet(wire::refusal_to_pb(&refusal))],
-                balance: Some(self.balance(available, 0)),
-            }));
-        }
+        // The table refuses another round than the one open for bets (WRONG_ROUND).
+        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::Rebet {
             player: player.clone(),
+            round_id: Some(round_id),
             key,
             now_ms: 0,
         };
-        let (decisions, in_play) = match table.handle().submit(None, command).await {
+        let decisions = match table.handle().submit(None, command).await {
             Ok(applied) => {
                 let events = original(applied.events);
                 let Some(Taken {
@@ -422,7 +417,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         "the table accepted bets without saying which",
                     ));
                 };
-                let decisions = added
+                added
                     .iter()
                     .map(|&(kind, add)| {
                         let asked = raised
@@ -431,11 +426,10 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                             .map_or(add, |r| r.asked);
                         accepted_bet(kind, asked, add, stakes)
                     })
-                    .collect();
-                (decisions, stakes.values().sum())
+                    .collect()
             }
             Err(ActorError::Refused(refusal)) => {
-                let decisions = match &refusal {
+                match &refusal {
                     // One decision per refused position of the previous round's bets.
                     Refusal::Bets { reasons, .. } => reasons
                         .0
@@ -449,16 +443,14 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         })
                         .collect(),
                     other => vec![refused_bet(wire::refusal_to_pb(other))],
-                };
-                (decisions, 0)
+                }
             }
             Err(e) => return Err(table.actor_error(e).into()),
         };
-        let available = self.available(&table, &player).await?;
         Ok(Response::new(pb::PlaceBetsResponse {
             round_id: r.round_id,
             decisions,
-            balance: Some(self.balance(available, in_play)),
+            balance: Some(self.money(&table, &player).await?),
         }))
     }
 
@@ -490,22 +482,25 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         Err(later("MyBets"))
     }
 
-    /// The caller's money over every table hosted here. `in_play_minor` is not known
-    /// here yet (the actor answers balances, not a player's open stakes): it is 0 until
-    /// the fan-out tracks each player's stakes.
+    /// The caller's money over every table hosted here: available, and staked on rounds
+    /// under way (each table's exact stakes of the caller).
     async fn get_balance(
         &self,
         request: Request<pb::GetBalanceRequest>,
     ) -> Result<Response<pb::Balance>, Status> {
         let player = caller(&request)?.sub.clone();
-        let mut available: i64 = 0;
+        let (mut available, mut in_play) = (0i64, 0i64);
+        let overflow = || Status::internal("balances over the tables overflow");
         for table in self.tables.all() {
-            let here = self.available(table, &player).await?;
+            let here = self.money(table, &player).await?;
             available = available
-                .checked_add(here)
-                .ok_or_else(|| Status::internal("balances over the tables overflow"))?;
+                .checked_add(here.available_minor)
+                .ok_or_else(overflow)?;
+            in_play = in_play
+                .checked_add(here.in_play_minor)
+                .ok_or_else(overflow)?;
         }
-        Ok(Response::new(self.balance(available, 0)))
+        Ok(Response::new(self.balance(available, in_play)))
     }
 
     async fn set_self_limit(
@@ -515,11 +510,22 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         Err(later("SetSelfLimit"))
     }
 
+    /// The shoe's last results (up to 59, oldest first) and its roads; voided rounds have
+    /// no result. After a shoe ends, its results stay until the next shoe opens.
     async fn last_results(
         &self,
-        _request: Request<pb::LastResultsRequest>,
+        request: Request<pb::LastResultsRequest>,
     ) -> Result<Response<pb::LastResultsResponse>, Status> {
-        Err(later("LastResults"))
+        let (_, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let board = table
+            .handle()
+            .scoreboard()
+            .await
+            .map_err(|e| table.actor_error(e))?;
+        Ok(Response::new(pb::LastResultsResponse {
+            last_results: winners_to_pb(board.last_results(LAST_RESULTS_SHOWN)),
+            roads: Some(pb::Roads::from(&board)),
+        }))
     }
 
     async fn send_chat(

@@ -84,27 +84,6 @@ impl TableServer {
             replayed: false,
         }))
     }
-
-    /// A request naming a round must name the round in play; `Some` refusal otherwise.
-    async fn check_round(table: &HostedTable, asked: &str) -> Result<Option<pb::Refusal>, Status> {
-        if asked.is_empty() {
-            return Err(BroadcasterError::from(ConversionError::missing("round_id")).into());
-        }
-        let (_, snapshot) = table.snapshot().await?;
-        let current = snapshot.round_id.map(|r| r.to_string());
-        Ok((current.as_deref() != Some(asked)).then(|| {
-            refusal(
-                pb::RefusalCode::WrongRound,
-                "round_id",
-                match current {
-                    Some(current) => {
-                        format!("round {asked} is not the round in play ({current})")
-                    }
-                    None => format!("round {asked} is not the round in play (no round yet)"),
-                },
-            )
-        }))
-    }
 }
 
 /// What a request reads into: a command for the actor, or a refusal decided here (a stale
@@ -243,11 +222,10 @@ impl pb::table_service_server::TableService for TableServer {
     ) -> Result<Response<pb::CommandReply>, Status> {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
-        let built = match Self::check_round(table, &r.round_id).await? {
-            Some(refused) => Built::Refused(refused),
-            None => Built::Command(Command::ConfirmResult { by, now_ms: 0 }),
-        };
-        Self::submit(table, id, built).await
+        // The table refuses any other round than the one in play (WRONG_ROUND), deciding it
+        // as it applies the command, so the round cannot change in between.
+        let command = wire::confirm(r, &by).map_err(bad)?;
+        Self::submit(table, id, Built::Command(command)).await
     }
 
     async fn void_round(
@@ -256,12 +234,9 @@ impl pb::table_service_server::TableService for TableServer {
     ) -> Result<Response<pb::CommandReply>, Status> {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
+        // As for ConfirmResult, the table checks the round.
         let command = wire::void(r, &by).map_err(bad)?;
-        let built = match Self::check_round(table, &r.round_id).await? {
-            Some(refused) => Built::Refused(refused),
-            None => Built::Command(command),
-        };
-        Self::submit(table, id, built).await
+        Self::submit(table, id, Built::Command(command)).await
     }
 
     async fn end_shoe(
@@ -271,16 +246,15 @@ impl pb::table_service_server::TableService for TableServer {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
         // A shoe that runs out ends by itself, so a croupier ends one early: the contract
-        // requires a reason then. The table's command has no room for it yet, so it goes
-        // to the log.
-        let why = wire::reason("reason", &r.reason).map_err(bad)?;
-        tracing::info!(table = table.id(), croupier = %by, reason = %why, "croupier ends the shoe");
-        Self::submit(
-            table,
-            id,
-            Built::Command(Command::EndShoe { by, now_ms: 0 }),
-        )
-        .await
+        // requires a reason then. The table journals it and puts it in its ShoeEnded event.
+        let reason = wire::reason("reason", &r.reason).map_err(bad)?;
+        tracing::info!(table = table.id(), croupier = %by, %reason, "croupier ends the shoe");
+        let command = Command::EndShoe {
+            reason,
+            by,
+            now_ms: 0,
+        };
+        Self::submit(table, id, Built::Command(command)).await
     }
 
     async fn mute_player(

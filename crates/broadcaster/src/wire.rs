@@ -14,7 +14,7 @@ use banco_table::actor::RefusalKind;
 use banco_table::book::{PositionRefusal, PositionTotal};
 use banco_table::ledger::LedgerError;
 use banco_table::phase::DealtCard;
-use banco_table::{CardSource, Command, Phase, Refusal, TableSnapshot};
+use banco_table::{CardSource, Command, Phase, Refusal, RoundId, TableSnapshot};
 use banco_wire::convert::{card, card_to_pb, shoe_state_to_pb};
 use banco_wire::{ConversionError, Timestamp, pb};
 
@@ -127,14 +127,7 @@ pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState 
         banker_total: u32::from(snapshot.banker_total),
         result,
         bet_totals: position_totals_to_pb(&snapshot.bet_totals),
-        // The table's snapshot does not count distinct players over positions; the most
-        // on any one position is the lower bound the console shows until it does.
-        bettors: snapshot
-            .bet_totals
-            .values()
-            .map(|t| t.bettors)
-            .max()
-            .unwrap_or(0),
+        bettors: snapshot.bettors,
         last_refusal: None,
         alerts: Vec::new(),
         cards_left: snapshot.cards_left.map_or(0, u32::from),
@@ -332,11 +325,29 @@ pub(crate) fn undo(
     })
 }
 
-pub(crate) fn void(request: &pb::VoidRoundRequest, by: &str) -> Result<Command, ConversionError> {
-    if request.round_id.is_empty() {
-        return Err(ConversionError::missing("round_id"));
+/// A round id a request names: required; whether it is the round in play is the table's
+/// call.
+pub(crate) fn round_id(field: &str, text: &str) -> Result<RoundId, ConversionError> {
+    if text.is_empty() {
+        return Err(ConversionError::missing(field));
     }
+    Ok(RoundId::from(text))
+}
+
+pub(crate) fn confirm(
+    request: &pb::ConfirmResultRequest,
+    by: &str,
+) -> Result<Command, ConversionError> {
+    Ok(Command::ConfirmResult {
+        round_id: round_id("round_id", &request.round_id)?,
+        by: by.to_owned(),
+        now_ms: 0,
+    })
+}
+
+pub(crate) fn void(request: &pb::VoidRoundRequest, by: &str) -> Result<Command, ConversionError> {
     Ok(Command::VoidRound {
+        round_id: round_id("round_id", &request.round_id)?,
         reason: reason("reason", &request.reason)?,
         by: by.to_owned(),
         now_ms: 0,

@@ -570,3 +570,132 @@ async fn watch_table_sees_each_change_in_order() {
     assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
     h.stop().await;
 }
+
+#[tokio::test]
+async fn exact_stakes_bettors_results_and_round_checks() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut pia = h.player("pia");
+    let mut max = h.player("max");
+    let round = to_betting(&mut c).await;
+
+    place(
+        &mut pia,
+        &round,
+        vec![bet(pb::BetKind::Player, 1_000)],
+        "p1",
+    )
+    .await;
+    place(&mut pia, &round, vec![bet(pb::BetKind::Tie, 500)], "p2").await;
+    place(&mut max, &round, vec![bet(pb::BetKind::Player, 700)], "m1").await;
+    // A refused request still reports what the player has in play.
+    let over = place(
+        &mut pia,
+        &round,
+        vec![bet(pb::BetKind::Banker, 20_000)],
+        "p3",
+    )
+    .await;
+    let balance = over.balance.unwrap();
+    assert_eq!(balance.in_play_minor, 1_500);
+    assert_eq!(balance.available_minor, WELCOME - 1_500);
+    let all = pia
+        .get_balance(pb::GetBalanceRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (all.available_minor, all.in_play_minor),
+        (WELCOME - 1_500, 1_500)
+    );
+
+    // max clears his bets: the reply has nothing in play, pia's stakes stay.
+    let cleared = max
+        .clear_bets(pb::ClearBetsRequest {
+            table_id: t01(),
+            round_id: round.clone(),
+            idempotency_key: "m2".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(cleared.balance.unwrap().in_play_minor, 0);
+    // A clear naming another round is refused by the table.
+    let stale = max
+        .clear_bets(pb::ClearBetsRequest {
+            table_id: t01(),
+            round_id: "T01-S0001-H000".to_owned(),
+            idempotency_key: "m3".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code(), Code::FailedPrecondition);
+    assert!(
+        stale.message().contains("T01-S0001-H000"),
+        "{}",
+        stale.message()
+    );
+
+    // Bettors are distinct players: pia on two positions counts once.
+    place(&mut max, &round, vec![bet(pb::BetKind::Banker, 600)], "m4").await;
+    let closed = close_betting(&mut c).await;
+    assert_eq!(state(&closed).bettors, 2);
+
+    // A void naming another round is refused by the table, which keeps the round.
+    let stale = c
+        .void_round(pb::VoidRoundRequest {
+            table_id: t01(),
+            command_id: id(),
+            round_id: "T01-S0001-H000".to_owned(),
+            reason: "scanner".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(refusal_code(&stale), pb::RefusalCode::WrongRound);
+    assert_eq!(stale.refusal.as_ref().unwrap().field, "round_id");
+    assert_eq!(state(&stale).phase(), pb::TablePhase::BettingClosed);
+
+    for card in ["9S", "2H", "KD", "3C"] {
+        assert!(deal(&mut c, card).await.refusal.is_none());
+    }
+    assert!(confirm(&mut c, &round).await.refusal.is_none());
+    let all = pia
+        .get_balance(pb::GetBalanceRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(all.in_play_minor, 0, "settled: nothing in play");
+
+    // The round's result is on the shoe's scoreboard; a voided round adds none.
+    let next = open_betting(&mut c).await;
+    let next_round = state(&next).round_id.clone();
+    let voided = c
+        .void_round(pb::VoidRoundRequest {
+            table_id: t01(),
+            command_id: id(),
+            round_id: next_round,
+            reason: "scanner".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(voided.refusal.is_none(), "{:?}", voided.refusal);
+    let results = pia
+        .last_results(pb::LastResultsRequest { table_id: t01() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(results.last_results, [i32::from(pb::Winner::Player)]);
+    assert_eq!(results.roads.unwrap().bead_plate, "P");
+    let tables = pia
+        .list_tables(pb::ListTablesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        tables.tables[0].last_results,
+        [i32::from(pb::Winner::Player)]
+    );
+    h.stop().await;
+}

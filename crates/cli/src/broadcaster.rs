@@ -125,7 +125,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         let outbox_path = dir.join("outbox.jsonl");
         let outbox = OutboxFile::open(&outbox_path)
             .with_context(|| format!("could not open {}", outbox_path.display()))?;
-        let actor_config = ActorConfig::in_dir(config.clone(), &dir);
+        let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+        // Journaled with the table's config: a restart with other settings is refused.
+        actor_config.default_shoe = Some(shoe);
         let (handle, task) = spawn(
             actor_config,
             Arc::new(rules),

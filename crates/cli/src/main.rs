@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod broadcaster;
 mod croupier;
 mod demo;
@@ -44,6 +45,9 @@ enum Command {
     /// Signing keys and signed, expiring bearer tokens for every role.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Token(command) => token::run(&command),
         Command::Broadcaster(args) => broadcaster::run(&args),
         Command::Croupier(args) => croupier::run(&args),
+        Command::Bench(command) => bench::run(&command),
     };
     match result {
         Ok(code) => code,

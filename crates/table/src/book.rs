@@ -42,6 +42,12 @@ impl Book {
         &self.bets
     }
 
+    /// Distinct players with a stake in the round: a player is in the book exactly while
+    /// they have a stake (clearing removes them), so this is the map's size, O(1).
+    pub fn bettors(&self) -> u32 {
+        u32::try_from(self.bets.len()).unwrap_or(u32::MAX)
+    }
+
     /// Sum of every stake in the book.
     pub fn total(&self) -> i64 {
         self.bets.values().flat_map(|s| s.values()).sum()
@@ -58,6 +64,9 @@ impl Book {
 
     /// The running totals agree with the stakes (for [`crate::Table::check_books`]).
     pub(crate) fn check_totals(&self) -> Result<(), String> {
+        if let Some((player, _)) = self.bets.iter().find(|(_, s)| s.is_empty()) {
+            return Err(format!("{player} is counted as a bettor without a stake"));
+        }
         let mut counted = [PositionTotal::default(); BetKind::ALL.len()];
         for (&kind, &amount) in self.bets.values().flat_map(|s| s.iter()) {
             let t = &mut counted[kind.index()];
@@ -77,6 +86,9 @@ impl Book {
     /// Adds chips. The amounts were checked (positive, within the table limits), and the
     /// ledger holds them, so the sums stay far from overflowing.
     pub(crate) fn add(&mut self, player: &str, bets: &[(BetKind, i64)]) {
+        if bets.is_empty() {
+            return;
+        }
         let stakes = self.bets.entry(player.to_owned()).or_default();
         for &(kind, amount) in bets {
             let total = &mut self.totals[kind.index()];

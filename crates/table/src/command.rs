@@ -38,8 +38,13 @@ pub enum Command {
         by: String,
         now_ms: u64,
     },
-    /// The croupier takes the shoe out of play between rounds.
-    EndShoe { by: String, now_ms: u64 },
+    /// The croupier takes the shoe out of play between rounds, saying why (recorded in the
+    /// [`crate::Event::ShoeEnded`] event and the journal).
+    EndShoe {
+        reason: String,
+        by: String,
+        now_ms: u64,
+    },
     /// Opens betting on the next round.
     OpenBetting { by: String, now_ms: u64 },
     /// Closes betting (live croupier, or an operator on any table).
@@ -59,10 +64,19 @@ pub enum Command {
         by: String,
         now_ms: u64,
     },
-    /// The croupier confirms the result: every bet is settled.
-    ConfirmResult { by: String, now_ms: u64 },
-    /// Voids the round (malfunction): every stake is refunded.
+    /// The croupier confirms the result: every bet is settled. `round_id` is the round the
+    /// croupier saw: any other round in play refuses the command
+    /// ([`crate::Refusal::WrongRound`]), decided by the table itself so that no round can
+    /// change between a check and the command.
+    ConfirmResult {
+        round_id: RoundId,
+        by: String,
+        now_ms: u64,
+    },
+    /// Voids the round (malfunction): every stake is refunded. `round_id` as for
+    /// `ConfirmResult`.
     VoidRound {
+        round_id: RoundId,
         reason: String,
         by: String,
         now_ms: u64,
@@ -75,15 +89,21 @@ pub enum Command {
         key: String,
         now_ms: u64,
     },
-    /// Takes back all of the player's bets of the open round.
+    /// Takes back all of the player's bets of the open round. With `round_id`, only if
+    /// that is the round open for bets ([`crate::Refusal::WrongRound`] otherwise).
     ClearBets {
         player: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round_id: Option<RoundId>,
         key: String,
         now_ms: u64,
     },
-    /// Places the bets of the player's last settled round again.
+    /// Places the bets of the player's last settled round again, on the open round (with
+    /// `round_id`: only if that is the round open for bets).
     Rebet {
         player: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round_id: Option<RoundId>,
         key: String,
         now_ms: u64,
     },

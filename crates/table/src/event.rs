@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use banco_rules::shoe::{Burn, ShoeConfig};
-use banco_rules::{BetKind, Card, CoupResult, Due, Settlement, Side};
+use banco_rules::{BetKind, Card, CoupResult, Due, Settlement, Side, Winner};
 use serde::{Deserialize, Serialize};
 
 use crate::book::{PositionTotal, Raise, Stakes};
@@ -112,6 +112,9 @@ pub enum Event {
         shoe: u32,
         /// The croupier who ended it early; `None` when it ran out after its last hand.
         by: Option<String>,
+        /// Why the croupier ended it early; `None` when it ran out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
         at: u64,
     },
     BalanceChanged {
@@ -198,4 +201,9 @@ pub struct TableSnapshot {
     pub player_total: u8,
     pub banker_total: u8,
     pub bet_totals: BTreeMap<BetKind, PositionTotal>,
+    /// Distinct players with a stake in the round.
+    pub bettors: u32,
+    /// The shoe's last [`banco_rules::roads::LAST_RESULTS_SHOWN`] results (settled rounds;
+    /// voided ones have none), oldest first. Empty once a new shoe opens.
+    pub last_results: Vec<Winner>,
 }

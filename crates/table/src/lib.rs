@@ -14,8 +14,8 @@ pub mod table;
 
 pub use actor::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
-    JournalEntry, LocalRules, MemorySink, Published, RefusalKind, RemoteRules, Rules, RulesError,
-    SealedRound, SinkError, TableHandle, spawn,
+    JournalEntry, JournaledConfig, LocalRules, MemorySink, PlayerPosition, Published, RefusalKind,
+    RemoteRules, Rules, RulesError, SealedRound, SinkError, Snapshot, TableHandle, spawn,
 };
 pub use command::{CardSource, Command};
 pub use event::{Event, FinishedRound, TableSnapshot};

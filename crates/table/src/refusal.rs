@@ -50,8 +50,14 @@ pub enum Refusal {
     BettingNotOpen { phase: Phase },
     #[error("betting closed at {closes_at} (server clock {now_ms})")]
     BettingClosedAt { closes_at: u64, now_ms: u64 },
-    #[error("bets for round {asked}, but betting is open for {current}")]
-    WrongRound { asked: RoundId, current: RoundId },
+    /// The request names a round that is not the one in play (a stale screen, or a round
+    /// that changed while the request was on its way).
+    #[error("cannot {action}: round {asked} is not the round in play ({})", in_play(current.as_ref()))]
+    WrongRound {
+        action: &'static str,
+        asked: RoundId,
+        current: Option<RoundId>,
+    },
     #[error("no bets in the request")]
     NoBetsGiven,
     #[error("bets of {player} refused: {reasons}")]
@@ -98,4 +104,11 @@ pub enum Refusal {
     },
     #[error("command id `{command_id}` was already used for a different command")]
     CommandIdReused { command_id: String },
+}
+
+fn in_play(current: Option<&RoundId>) -> String {
+    match current {
+        Some(current) => format!("that is {current}"),
+        None => "no round has been opened".to_owned(),
+    }
 }

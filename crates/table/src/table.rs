@@ -19,8 +19,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::shoe::{Shoe, ShoeConfig, ShoeState};
-use banco_rules::{Bet, BetKind, Card, Coup, Due, Settlement, settle};
+use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle};
 
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command};
@@ -113,6 +114,9 @@ pub struct Table {
     settled_rounds: u64,
     ledger: Ledger,
     players: BTreeMap<String, PlayerState>,
+    /// The results of the shoe in play (or of the last one, until a new shoe opens):
+    /// settled rounds only, a voided round has no result.
+    scoreboard: Scoreboard,
 }
 
 fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
@@ -135,6 +139,7 @@ impl Table {
             settled_rounds: 0,
             ledger: Ledger::default(),
             players: BTreeMap::new(),
+            scoreboard: Scoreboard::new(),
         })
     }
 
@@ -147,7 +152,7 @@ impl Table {
                 by,
                 now_ms,
             } => self.burn(*exposed, by, *now_ms),
-            Command::EndShoe { by, now_ms } => self.end_shoe(by, *now_ms),
+            Command::EndShoe { reason, by, now_ms } => self.end_shoe(reason, by, *now_ms),
             Command::OpenBetting { by, now_ms } => self.open_betting(by, *now_ms),
             Command::CloseBetting { by, now_ms } => {
                 required("by", by)?;
@@ -173,8 +178,17 @@ impl Table {
                 now_ms,
             } => self.deal_card(*card, *source, *now_ms),
             Command::UndoLastCard { reason, by, now_ms } => self.undo(reason, by, *now_ms),
-            Command::ConfirmResult { by, now_ms } => self.confirm(by, *now_ms),
-            Command::VoidRound { reason, by, now_ms } => self.void(reason, by, *now_ms),
+            Command::ConfirmResult {
+                round_id,
+                by,
+                now_ms,
+            } => self.confirm(round_id, by, *now_ms),
+            Command::VoidRound {
+                round_id,
+                reason,
+                by,
+                now_ms,
+            } => self.void(round_id, reason, by, *now_ms),
             Command::PlaceBets {
                 player,
                 round_id,
@@ -191,11 +205,13 @@ impl Table {
             }
             Command::ClearBets {
                 player,
+                round_id,
                 key,
                 now_ms,
-            } => self.clear_bets(player, key, *now_ms),
+            } => self.clear_bets(player, round_id.as_ref(), key, *now_ms),
             Command::Rebet {
                 player,
+                round_id,
                 key,
                 now_ms,
             } => {
@@ -205,13 +221,17 @@ impl Table {
                     .map(|p| &p.last_bets)
                     .filter(|b| !b.is_empty())
                     .map(|last| BetRequest {
-                        round: None,
+                        round: round_id.as_ref(),
                         bets: last.iter().map(|(&k, &a)| (k, a)).collect(),
                     })
                     .ok_or_else(|| Refusal::NoPreviousBets {
                         player: player.clone(),
                     });
-                self.bet_request(player, key, "rebet".to_owned(), *now_ms, request)
+                let fingerprint = match round_id {
+                    Some(round_id) => format!("rebet {round_id}"),
+                    None => "rebet".to_owned(),
+                };
+                self.bet_request(player, key, fingerprint, *now_ms, request)
             }
             Command::SetSelfLimit {
                 player,
@@ -256,6 +276,22 @@ impl Table {
     /// The player's stakes in the current round.
     pub fn stakes(&self, player: &str) -> Option<&Stakes> {
         self.round.as_ref().and_then(|r| r.book.of(player))
+    }
+
+    /// The player's stakes in the round under way (betting open, closed, dealing, result):
+    /// what the ledger holds in play for them. Empty between rounds.
+    pub fn stakes_in_play(&self, player: &str) -> Stakes {
+        self.round
+            .as_ref()
+            .filter(|_| self.phase.round_in_progress())
+            .and_then(|r| r.book.of(player))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The results of the shoe in play (or of the last one, until a new shoe opens).
+    pub const fn scoreboard(&self) -> &Scoreboard {
+        &self.scoreboard
     }
 
     /// The player's self-limit, if set.
@@ -311,6 +347,8 @@ impl Table {
             player_total: coup.player_total(),
             banker_total: coup.banker_total(),
             bet_totals: round.map(|r| r.book.totals()).unwrap_or_default(),
+            bettors: round.map_or(0, |r| r.book.bettors()),
+            last_results: self.scoreboard.last_results(LAST_RESULTS_SHOWN).to_vec(),
         }
     }
 
@@ -357,6 +395,7 @@ impl Table {
             hands: 0,
         });
         self.phase = Phase::Idle;
+        self.scoreboard = Scoreboard::new();
         Ok(vec![Event::ShoeOpened {
             shoe: number,
             config,
@@ -387,7 +426,8 @@ impl Table {
         }])
     }
 
-    fn end_shoe(&mut self, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    fn end_shoe(&mut self, reason: &str, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+        required("reason", reason)?;
         required("by", by)?;
         let action = "end the shoe";
         if self.phase.round_in_progress() {
@@ -401,6 +441,7 @@ impl Table {
         Ok(vec![Event::ShoeEnded {
             shoe: run.number,
             by: Some(by.to_owned()),
+            reason: Some(reason.to_owned()),
             at: now,
         }])
     }
@@ -437,6 +478,7 @@ impl Table {
                 vec![Event::ShoeEnded {
                     shoe: number,
                     by: None,
+                    reason: None,
                     at: now,
                 }]
             }
@@ -673,14 +715,16 @@ impl Table {
         }])
     }
 
-    fn confirm(&mut self, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    fn confirm(&mut self, asked: &RoundId, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
         required("by", by)?;
         let action = "confirm the result";
+        self.check_round_in_play(action, asked)?;
         let phase = self.phase;
         let (Phase::Result, Some(round)) = (phase, self.round.as_ref()) else {
             return Err(Refusal::NotNow { action, phase });
         };
         let settled = self.settle_round(round)?;
+        let winner = round.coup.result().map(|r| r.winner());
         let (entries, house_net) = settlement_entries(&round.id, &settled);
         let shoe = self.finished_hand()?;
         self.ledger.post_all(entries)?;
@@ -715,6 +759,9 @@ impl Table {
         events.extend(self.balance_events(round.book.players().keys()));
         events.push(self.finished(round, None, settled, now));
         self.phase = Phase::Settled;
+        if let Some(winner) = winner {
+            self.scoreboard.push(winner);
+        }
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
     }
@@ -749,8 +796,15 @@ impl Table {
         Some(self.settle_round(round).map(|settled| (cards, settled)))
     }
 
-    fn void(&mut self, reason: &str, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    fn void(
+        &mut self,
+        asked: &RoundId,
+        reason: &str,
+        by: &str,
+        now: u64,
+    ) -> Result<Vec<Event>, Refusal> {
         let action = "void the round";
+        self.check_round_in_play(action, asked)?;
         let phase = self.phase;
         if !phase.round_in_progress() {
             return Err(Refusal::NotNow { action, phase });
@@ -793,6 +847,20 @@ impl Table {
         self.phase = Phase::Voided;
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
+    }
+
+    /// Refuses a croupier command naming another round than the current one.
+    fn check_round_in_play(&self, action: &'static str, asked: &RoundId) -> Result<(), Refusal> {
+        let current = self.round.as_ref().map(|r| &r.id);
+        if current == Some(asked) {
+            Ok(())
+        } else {
+            Err(Refusal::WrongRound {
+                action,
+                asked: asked.clone(),
+                current: current.cloned(),
+            })
+        }
     }
 
     fn finished(
@@ -913,8 +981,9 @@ impl Table {
             && *asked != round.id
         {
             return Err(Refusal::WrongRound {
+                action: "place bets",
                 asked: asked.clone(),
-                current: round.id.clone(),
+                current: Some(round.id.clone()),
             });
         }
         if request.is_empty() {
@@ -992,14 +1061,32 @@ impl Table {
         Ok(events)
     }
 
-    fn clear_bets(&mut self, player: &str, key: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    fn clear_bets(
+        &mut self,
+        player: &str,
+        asked: Option<&RoundId>,
+        key: &str,
+        now: u64,
+    ) -> Result<Vec<Event>, Refusal> {
         required("player", player)?;
         required("key", key)?;
-        let fingerprint = "clear".to_owned();
+        let fingerprint = match asked {
+            Some(round_id) => format!("clear {round_id}"),
+            None => "clear".to_owned(),
+        };
         if let Some(events) = self.answered(player, key, &fingerprint)? {
             return Ok(events);
         }
         let round = self.open_round(now)?;
+        if let Some(asked) = asked
+            && *asked != round.id
+        {
+            return Err(Refusal::WrongRound {
+                action: "clear bets",
+                asked: asked.clone(),
+                current: Some(round.id.clone()),
+            });
+        }
         let refunded = round
             .book
             .of(player)

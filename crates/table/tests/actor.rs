@@ -31,7 +31,7 @@ async fn a_full_round_through_the_handle() {
     for c in ["2S", "4H", "3S", "5H"] {
         ok(&table, deal(c)).await;
     }
-    let confirmed = ok(&table, confirm()).await;
+    let confirmed = ok(&table, confirm(&round)).await;
     assert_eq!(confirmed.snapshot.phase, Phase::Settled);
     assert!(
         confirmed
@@ -52,8 +52,9 @@ async fn a_full_round_through_the_handle() {
     while let Ok(p) = feed.try_recv() {
         seqs.push(p.seq);
     }
-    assert_eq!(seqs, (1..=confirmed.seq).collect::<Vec<_>>());
-    assert_eq!(confirmed.seq, 12);
+    // (Record 1 is the table's configuration: the twelve commands are records 2 to 13.)
+    assert_eq!(seqs, (2..=confirmed.seq).collect::<Vec<_>>());
+    assert_eq!(confirmed.seq, 13);
     assert!(matches!(
         opened.events[0],
         Event::BettingOpened { opened_at, .. } if opened_at > 1_600_000_000_000
@@ -209,13 +210,14 @@ async fn a_settlement_that_differs_from_the_authority_is_not_paid() {
         ok(&table, deal(&c)).await;
     }
     let balance = table.balance("alice").await.unwrap();
-    let err = table.submit(None, confirm()).await.unwrap_err();
+    let round = table.snapshot().await.unwrap().table.round_id.unwrap();
+    let err = table.submit(None, confirm(&round)).await.unwrap_err();
     assert!(matches!(err, ActorError::RulesDisagree(_)), "{err:?}");
     assert!(
         err.to_string().contains("alice's banker bet of 1000"),
         "{err}"
     );
-    assert_eq!(table.snapshot().await.unwrap().phase, Phase::Result);
+    assert_eq!(table.snapshot().await.unwrap().table.phase, Phase::Result);
     assert_eq!(table.balance("alice").await.unwrap(), balance);
     task.shutdown().await;
 }
@@ -253,13 +255,13 @@ async fn restart_brings_back_the_same_table() {
         ),
         balances
     );
-    assert_eq!(snapshot.cards.len(), 2);
-    assert_eq!(snapshot.round_id, Some(round));
+    assert_eq!(snapshot.table.cards.len(), 2);
+    assert_eq!(snapshot.table.round_id, Some(round));
     // The round carries on where it was.
     ok(&table, deal("7H")).await;
     let done = ok(&table, deal("6S")).await;
     assert_eq!(done.snapshot.phase, Phase::Result);
-    ok(&table, confirm()).await;
+    ok(&table, confirm(&snapshot.table.round_id.unwrap())).await;
     assert_eq!(table.books().await.unwrap().check, Ok(()));
     task.shutdown().await;
 }
@@ -322,7 +324,9 @@ async fn a_repeated_command_id_gets_the_original_reply() {
     assert_eq!(again.seq, first.seq);
     assert_eq!(again.events, first.events);
     assert_eq!(table.commit_stats().records, records);
-    assert_eq!(table.snapshot().await.unwrap(), first.snapshot);
+    let now = table.snapshot().await.unwrap();
+    assert_eq!(now.table, first.snapshot);
+    assert_eq!(now.seq, first.seq);
 
     // Another command under the same id is refused.
     let err = table
@@ -394,7 +398,7 @@ async fn ticks_close_betting_at_closes_at() {
         .unwrap_err();
     assert!(matches!(err, ActorError::Refused(_)), "{err}");
     assert!(matches!(
-        table.snapshot().await.unwrap().phase,
+        table.snapshot().await.unwrap().table.phase,
         Phase::BettingClosed { .. }
     ));
     task.shutdown().await;
@@ -402,7 +406,7 @@ async fn ticks_close_betting_at_closes_at() {
     // The tick was journaled like any command: the restart sees betting closed.
     let (table, task) = start_with(config, Arc::new(LocalRules), Arc::new(MemorySink::new())).await;
     assert!(matches!(
-        table.snapshot().await.unwrap().phase,
+        table.snapshot().await.unwrap().table.phase,
         Phase::BettingClosed { closed_at, .. } if closed_at == closes_at
     ));
     task.shutdown().await;

@@ -60,12 +60,12 @@ async fn remote_rules_round_misread_and_validator_down() {
     assert_eq!(table.balance("alice").await.unwrap(), 100_000 + 950);
 
     // Six A♠ (a 3–3 tie), then two more: the ninth is a misread.
-    ok(&table, open_betting()).await;
+    let round = ok(&table, open_betting()).await.snapshot.round_id.unwrap();
     ok(&table, close_betting()).await;
     for _ in 0..6 {
         ok(&table, deal("AS")).await;
     }
-    ok(&table, confirm()).await;
+    ok(&table, confirm(&round)).await;
     ok(&table, open_betting()).await;
     ok(&table, close_betting()).await;
     ok(&table, deal("AS")).await;

@@ -63,6 +63,7 @@ fn a_bet_at_closes_at_is_late() {
     // A late clear is refused too.
     let clear = Command::ClearBets {
         player: "alice".into(),
+        round_id: None,
         key: "c".into(),
         now_ms: 21_000,
     };
@@ -363,7 +364,8 @@ fn progression_cap_from_the_fourth_consecutive_round() {
     round_with(&mut t, 5_000, Some(1_000)).unwrap();
     round_with(&mut t, 6_000, Some(10_000)).unwrap();
     let round = open(&mut t, 7_000);
-    ok(&mut t, void("malfunction", 7_001));
+    let cmd = void(&t, "malfunction", 7_001);
+    ok(&mut t, cmd);
     let _ = round;
     let round = open(&mut t, 8_000);
     let r = refused(
@@ -543,11 +545,13 @@ fn clear_and_rebet() {
     let round = open(&mut t, 1);
     let clear = |key: &str, now_ms| Command::ClearBets {
         player: "alice".into(),
+        round_id: None,
         key: key.into(),
         now_ms,
     };
     let rebet = |key: &str, now_ms| Command::Rebet {
         player: "alice".into(),
+        round_id: None,
         key: key.into(),
         now_ms,
     };
@@ -627,6 +631,7 @@ fn bet_totals_follow_bets_and_clears() {
         &mut t,
         Command::ClearBets {
             player: "alice".into(),
+            round_id: None,
             key: "c".into(),
             now_ms: 3,
         },

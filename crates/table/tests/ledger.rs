@@ -140,7 +140,8 @@ fn void_refunds_every_stake_and_the_books_balance() {
     assert_eq!(t.ledger().in_play(), 14_500);
     ok(&mut t, close_betting(3));
     ok(&mut t, deal("9S", 4));
-    let events = ok(&mut t, void("shoe jammed", 5));
+    let cmd = void(&t, "shoe jammed", 5);
+    let events = ok(&mut t, cmd);
     for p in ["a", "b", "c"] {
         assert_eq!(t.balance(p), 50_000);
         assert!(events.contains(&Event::BalanceChanged {
@@ -242,14 +243,14 @@ proptest! {
                     let round = t.round_id().cloned().unwrap_or_else(|| "none".into());
                     bets(PLAYERS[p], &round, &[(BetKind::ALL[k], a)], &key, now)
                 }
-                Op::Clear(p) => Command::ClearBets { player: PLAYERS[p].into(), key, now_ms: now },
-                Op::Rebet(p) => Command::Rebet { player: PLAYERS[p].into(), key, now_ms: now },
+                Op::Clear(p) => Command::ClearBets { player: PLAYERS[p].into(), round_id: None, key, now_ms: now },
+                Op::Rebet(p) => Command::Rebet { player: PLAYERS[p].into(), round_id: None, key, now_ms: now },
                 Op::Deal if dealer.next < dealer.shuffled.order().len() => dealer.next_card(now),
                 Op::Deal => continue,
                 Op::WrongCard => deal("KD", now),
                 Op::Undo => Command::UndoLastCard { reason: "misscan".into(), by: "c".into(), now_ms: now },
-                Op::Confirm => confirm(now),
-                Op::Void => void("malfunction", now),
+                Op::Confirm => confirm(&t, now),
+                Op::Void => void(&t, "malfunction", now),
                 Op::RetryLast => match &last {
                     Some(cmd) => cmd.clone(),
                     None => continue,

@@ -129,6 +129,7 @@ fn a_journaled_session_replays_to_the_same_state() {
             let cmd = if choose.chance(10) {
                 Command::Rebet {
                     player: p.clone(),
+                    round_id: None,
                     key: k,
                     now_ms: at,
                 }
@@ -158,6 +159,7 @@ fn a_journaled_session_replays_to_the_same_state() {
                     &mut t,
                     Command::ClearBets {
                         player: p.clone(),
+                        round_id: None,
                         key: next_key(),
                         now_ms: at + 1,
                     },
@@ -179,10 +181,8 @@ fn a_journaled_session_replays_to_the_same_state() {
             }
         }
         if choose.chance(3) {
-            s.must(
-                &mut t,
-                void("table malfunction before the draw", now + 15_500),
-            );
+            let cmd = void(&t, "table malfunction before the draw", now + 15_500);
+            s.must(&mut t, cmd);
             finished += 1;
             continue;
         }
@@ -231,9 +231,11 @@ fn a_journaled_session_replays_to_the_same_state() {
             }
         }
         if void_mid {
-            s.must(&mut t, void("card scanner failed", deal_at + 3));
+            let cmd = void(&t, "card scanner failed", deal_at + 3);
+            s.must(&mut t, cmd);
         } else {
-            s.must(&mut t, confirm(deal_at + 3));
+            let cmd = confirm(&t, deal_at + 3);
+            s.must(&mut t, cmd);
         }
         finished += 1;
         if choose.chance(5) {

@@ -67,7 +67,8 @@ fn a_full_round() {
     };
     assert_eq!(result.winner(), Winner::Banker);
 
-    let events = ok(&mut t, confirm(3_000));
+    let cmd = confirm(&t, 3_000);
+    let events = ok(&mut t, cmd);
     assert_eq!(t.phase(), Phase::Settled);
     // Alice loses 1000; Bob's Banker wins 1900 (0.95:1), his Tie loses 500.
     assert_eq!(t.balance("alice"), 9_000);
@@ -146,6 +147,7 @@ fn card_refusals_name_the_reason_and_change_nothing() {
     let r = refused(
         &mut t,
         Command::EndShoe {
+            reason: "cards damaged".into(),
             by: CROUPIER.into(),
             now_ms: 42,
         },
@@ -180,7 +182,8 @@ fn a_ninth_ace_of_spades_is_a_misread() {
 fn confirm_undo_and_void_are_refused_when_not_due() {
     let mut t = live_table_with(&[("alice", 10_000)]);
     open(&mut t, 1);
-    let r = refused(&mut t, confirm(2));
+    let cmd = confirm(&t, 2);
+    let r = refused(&mut t, cmd);
     assert!(
         matches!(
             r,
@@ -203,11 +206,10 @@ fn confirm_undo_and_void_are_refused_when_not_due() {
         refused(&mut t, undo("  ")),
         Refusal::Missing { field: "reason" }
     );
-    assert_eq!(
-        refused(&mut t, void("", 6)),
-        Refusal::Missing { field: "reason" }
-    );
-    let r = refused(&mut t, confirm(7));
+    let cmd = void(&t, "", 6);
+    assert_eq!(refused(&mut t, cmd), Refusal::Missing { field: "reason" });
+    let cmd = confirm(&t, 7);
+    let r = refused(&mut t, cmd);
     assert!(matches!(r, Refusal::NotNow { .. }), "{r}");
 }
 
@@ -246,7 +248,8 @@ fn undo_then_a_different_card() {
     );
     ok(&mut t, deal("5H", 7));
     assert_eq!(t.phase(), Phase::Result);
-    let events = ok(&mut t, confirm(8));
+    let cmd = confirm(&t, 8);
+    let events = ok(&mut t, cmd);
     let Some(Event::RoundFinished(record)) =
         events.iter().find(|e| matches!(e, Event::RoundFinished(_)))
     else {
@@ -323,7 +326,8 @@ fn void_from_every_phase_before_settled() {
         for c in *cards {
             ok(&mut t, deal(c, 4));
         }
-        let events = ok(&mut t, void("scanner malfunction", 5));
+        let cmd = void(&t, "scanner malfunction", 5);
+        let events = ok(&mut t, cmd);
         assert_eq!(t.phase(), Phase::Voided);
         assert_eq!(t.balance("alice"), 10_000);
         let Event::RoundVoided { refunds, void, .. } = &events[0] else {
@@ -345,7 +349,8 @@ fn void_from_every_phase_before_settled() {
     let mut t = live_table_with(&[]);
     open(&mut t, 1);
     finish(&mut t, 2, &BANKER_NATURAL);
-    let r = refused(&mut t, void("too late", 9));
+    let cmd = void(&t, "too late", 9);
+    let r = refused(&mut t, cmd);
     assert!(matches!(
         r,
         Refusal::NotNow {
@@ -413,7 +418,8 @@ fn cut_card_then_last_hand_then_shoe_ended() {
                 seen.push("cut");
             }
         }
-        for e in ok(&mut t, confirm(now + 3)) {
+        let cmd = confirm(&t, now + 3);
+        for e in ok(&mut t, cmd) {
             match e {
                 Event::LastHand { .. } => seen.push("last"),
                 Event::ShoeEnded { by: None, .. } => seen.push("ended"),
@@ -473,9 +479,11 @@ fn automated_multiplayer_is_driven_by_ticks_and_the_shuffler() {
     dealer.next -= 1;
     dealer.deal_coup(&mut t, 125_000);
     assert_eq!(t.phase(), Phase::Result);
+    let round_id = current(&t);
     ok(
         &mut t,
         Command::ConfirmResult {
+            round_id,
             by: "auto".into(),
             now_ms: 126_000,
         },

@@ -10,7 +10,6 @@ use banco_auth::{
 use banco_wire::pb::rules_service_server::{RulesService, RulesServiceServer};
 use banco_wire::{FILE_DESCRIPTOR_SET, pb};
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
 use tonic::{Request, Response, Status};
@@ -108,7 +107,13 @@ pub async fn serve(
             RulesServiceServer::new(RulesServer),
             guard,
         ))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     Ok(())
+}
+
+/// Small replies must leave at once: with Nagle on, each answer waits for the client's
+/// delayed ACK (measured: about 44 ms per card check and per confirm).
+fn incoming(listener: TcpListener) -> tonic::transport::server::TcpIncoming {
+    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
 }

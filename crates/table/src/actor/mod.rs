@@ -18,6 +18,10 @@
 //! ([`ActorError::JournalFailed`]) and publishes nothing more; its in-memory state, ahead
 //! of the journal, is discarded by the restart that must follow.
 //!
+//! The journal's first record is the configuration ([`JournaledConfig`]): a new journal
+//! gets it before any command, and a start whose configuration differs from it is
+//! refused, naming the first differing setting.
+//!
 //! [`spawn`] replays the journal first (every record through [`Table::apply`]; the times
 //! are in the commands, so the replay is exact), rebuilding the remembered command ids and
 //! the outbox's hash chain, then re-queues rounds the archive has not confirmed.
@@ -28,6 +32,7 @@
 
 mod clock;
 mod error;
+mod journaled_config;
 mod outbox;
 mod recent;
 mod release;
@@ -44,16 +49,22 @@ use tokio::task::JoinHandle;
 
 pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
+pub use journaled_config::JournaledConfig;
 pub use outbox::{
     ArchiveSink, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound, SinkError,
 };
 pub use remote::RemoteRules;
 pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};
 
+use banco_rules::Scoreboard;
+use banco_rules::shoe::ShoeConfig;
+
+use crate::book::Stakes;
 use crate::command::Command;
 use crate::event::{Event, TableSnapshot};
 use crate::journal::{CommitStats, GroupCommitConfig, StatsReader};
 use crate::policy::TableConfig;
+use crate::round_id::RoundId;
 #[cfg(doc)]
 use crate::table::Table;
 
@@ -63,8 +74,12 @@ pub const REMEMBERED_COMMANDS: usize = 1024;
 /// Everything [`spawn`] needs besides its collaborators.
 #[derive(Clone, Debug)]
 pub struct ActorConfig {
-    /// Must be the same config on every start of the same journal.
+    /// Must be the same config on every start of the same journal (journaled in its first
+    /// record; a start with another one is refused).
     pub table: TableConfig,
+    /// The shoe the host opens when an `OpenShoe` names none, if it has a default; journaled
+    /// with `table`, and likewise fixed for the journal's life.
+    pub default_shoe: Option<ShoeConfig>,
     /// The journal file (created if missing).
     pub journal: PathBuf,
     /// The outbox's "delivered up to round N" file (created when the first round is
@@ -82,6 +97,7 @@ impl ActorConfig {
         let id = table.table_id.clone();
         ActorConfig {
             table,
+            default_shoe: None,
             journal: dir.join(format!("{id}.journal")),
             outbox_watermark: dir.join(format!("{id}.outbox")),
             commit: GroupCommitConfig::default(),
@@ -111,6 +127,32 @@ pub struct Applied {
     /// `true`: this is the original answer to a repeated command id, or to a retried
     /// request (same idempotency key); nothing was applied again.
     pub replayed: bool,
+}
+
+/// The table as of a journal record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The last journal record the state reflects (durable when the snapshot is answered).
+    pub seq: u64,
+    pub table: TableSnapshot,
+}
+
+/// One player's money at the table, read at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlayerPosition {
+    /// Available to bet.
+    pub balance: i64,
+    /// The round under way, if the player has stakes in it.
+    pub round_id: Option<RoundId>,
+    /// The player's stakes in the round under way (empty between rounds).
+    pub stakes: Stakes,
+}
+
+impl PlayerPosition {
+    /// What the player has staked on the round under way.
+    pub fn in_play(&self) -> i64 {
+        self.stakes.values().sum()
+    }
 }
 
 /// What every subscriber gets for each journaled command, in journal order.
@@ -149,11 +191,18 @@ pub(crate) enum Request {
         reply: Reply<Applied>,
     },
     Snapshot {
-        reply: Reply<TableSnapshot>,
+        reply: Reply<Snapshot>,
     },
     Balance {
         player: String,
         reply: Reply<i64>,
+    },
+    Player {
+        player: String,
+        reply: Reply<PlayerPosition>,
+    },
+    Scoreboard {
+        reply: Reply<Scoreboard>,
     },
     Books {
         reply: Reply<BooksReport>,
@@ -191,14 +240,26 @@ impl TableHandle {
         self.published.subscribe()
     }
 
-    /// The table as of the last durable command.
-    pub async fn snapshot(&self) -> Result<TableSnapshot, ActorError> {
+    /// The table as of the last journal record, answered once that record is durable,
+    /// with its seq: a state read that needs no command.
+    pub async fn snapshot(&self) -> Result<Snapshot, ActorError> {
         self.ask(|reply| Request::Snapshot { reply }).await
     }
 
     pub async fn balance(&self, player: &str) -> Result<i64, ActorError> {
         let player = player.to_owned();
         self.ask(|reply| Request::Balance { player, reply }).await
+    }
+
+    /// The player's balance and exact stakes in the round under way, read together.
+    pub async fn player(&self, player: &str) -> Result<PlayerPosition, ActorError> {
+        let player = player.to_owned();
+        self.ask(|reply| Request::Player { player, reply }).await
+    }
+
+    /// The results and roads of the shoe in play (of the last shoe until a new one opens).
+    pub async fn scoreboard(&self) -> Result<Scoreboard, ActorError> {
+        self.ask(|reply| Request::Scoreboard { reply }).await
     }
 
     pub async fn books(&self) -> Result<BooksReport, ActorError> {

@@ -7,13 +7,14 @@ use std::time::Duration;
 use banco_rules::{Bet, Card};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use super::journaled_config::JournaledConfig;
 use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
 use super::release::{self, Answer, Record, Release};
 use super::rules::{CardCheck, Rules, RulesError};
 use super::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, JournalEntry,
-    REMEMBERED_COMMANDS, Reply, Request, TableHandle,
+    PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
 use crate::command::Command;
 use crate::event::Event;
@@ -46,8 +47,29 @@ fn replay(
     let mut chain = Chain::default();
     let mut recent = RecentCommands::new(REMEMBERED_COMMANDS);
     let mut undelivered = VecDeque::new();
-    let mut last_seq = 0;
     let journal = config.journal.display();
+    let mut records = records.into_iter();
+    let Some(first) = records.next() else {
+        return Err(startup(format!(
+            "journal {journal}: no configuration record"
+        )));
+    };
+    let journaled: JournaledConfig = serde_json::from_slice(&first.payload).map_err(|e| {
+        startup(format!(
+            "journal {journal}: record {} is not the table's configuration: {e}",
+            first.seq
+        ))
+    })?;
+    journaled
+        .check_same(&journaled_config(config))
+        .map_err(|difference| {
+            startup(format!(
+                "journal {journal} was written under another configuration: {difference}; start \
+             the table with the journal's configuration (limits, paytable and timings cannot \
+             change under a live journal)"
+            ))
+        })?;
+    let mut last_seq = first.seq;
     for record in records {
         let entry: JournalEntry = serde_json::from_slice(&record.payload)
             .map_err(|e| startup(format!("journal {journal}: record {}: {e}", record.seq)))?;
@@ -111,6 +133,13 @@ fn replay(
     })
 }
 
+fn journaled_config(config: &ActorConfig) -> JournaledConfig {
+    JournaledConfig {
+        table: config.table.clone(),
+        default_shoe: config.default_shoe,
+    }
+}
+
 pub(super) async fn spawn(
     config: ActorConfig,
     rules: Arc<dyn Rules>,
@@ -122,8 +151,22 @@ pub(super) async fn spawn(
         .validate()
         .map_err(|e| ActorError::Startup(format!("table config: {e}")))?;
     let watermark = Watermark::read(&config.outbox_watermark).map_err(ActorError::Startup)?;
-    let (journal, records) = Journal::open(&config.journal)
+    let (mut journal, mut records) = Journal::open(&config.journal)
         .map_err(|e| ActorError::Startup(format!("cannot open the journal: {e}")))?;
+    if records.is_empty() {
+        // A new journal: the configuration goes first, durable before any command.
+        let payload = serde_json::to_vec(&journaled_config(&config))
+            .map_err(|e| ActorError::Startup(format!("cannot encode the table config: {e}")))?;
+        let offset = journal.size_bytes();
+        let seq = journal
+            .append(&payload)
+            .map_err(|e| ActorError::Startup(format!("cannot journal the table config: {e}")))?;
+        records.push(crate::journal::Record {
+            seq,
+            offset,
+            payload,
+        });
+    }
     let replayed = replay(&config, records, &watermark)?;
     tracing::info!(
         table = %config.table.table_id,
@@ -262,12 +305,32 @@ impl Actor {
                 self.submit(command_id, command, reply).await;
             }
             Request::Snapshot { reply } => {
-                let snapshot = self.table.snapshot();
+                let snapshot = Snapshot {
+                    seq: self.next_seq - 1,
+                    table: self.table.snapshot(),
+                };
                 self.answer(reply, Ok(snapshot)).await;
             }
             Request::Balance { player, reply } => {
                 let balance = self.table.balance(&player);
                 self.answer(reply, Ok(balance)).await;
+            }
+            Request::Player { player, reply } => {
+                let stakes = self.table.stakes_in_play(&player);
+                let position = PlayerPosition {
+                    balance: self.table.balance(&player),
+                    round_id: self
+                        .table
+                        .round_id()
+                        .filter(|_| !stakes.is_empty())
+                        .cloned(),
+                    stakes,
+                };
+                self.answer(reply, Ok(position)).await;
+            }
+            Request::Scoreboard { reply } => {
+                let scoreboard = self.table.scoreboard().clone();
+                self.answer(reply, Ok(scoreboard)).await;
             }
             Request::Books { reply } => {
                 let ledger = self.table.ledger();

@@ -74,8 +74,9 @@ pub fn deal(text: &str) -> Command {
     }
 }
 
-pub fn confirm() -> Command {
+pub fn confirm(round: &banco_table::RoundId) -> Command {
     Command::ConfirmResult {
+        round_id: round.clone(),
         by: CROUPIER.into(),
         now_ms: 0,
     }
@@ -139,7 +140,7 @@ pub async fn play_round(handle: &TableHandle, n: u64) -> Applied {
     for c in banker_natural(n) {
         ok(handle, deal(&c)).await;
     }
-    ok(handle, confirm()).await
+    ok(handle, confirm(&round)).await
 }
 
 /// Waits (up to 20 s) until `done` holds.

@@ -81,15 +81,25 @@ pub fn deal(text: &str, now_ms: u64) -> Command {
     }
 }
 
-pub fn confirm(now_ms: u64) -> Command {
+/// The table's current round (`none` before the first): what a croupier's confirm or void
+/// names.
+pub fn current(t: &Table) -> RoundId {
+    t.round_id().cloned().unwrap_or_else(|| "none".into())
+}
+
+/// Confirms the table's current round.
+pub fn confirm(t: &Table, now_ms: u64) -> Command {
     Command::ConfirmResult {
+        round_id: current(t),
         by: CROUPIER.into(),
         now_ms,
     }
 }
 
-pub fn void(reason: &str, now_ms: u64) -> Command {
+/// Voids the table's current round.
+pub fn void(t: &Table, reason: &str, now_ms: u64) -> Command {
     Command::VoidRound {
+        round_id: current(t),
         reason: reason.into(),
         by: CROUPIER.into(),
         now_ms,
@@ -150,7 +160,8 @@ pub fn finish(t: &mut Table, now_ms: u64, cards: &[&str]) -> Vec<Event> {
     for c in cards {
         ok(t, deal(c, now_ms + 1));
     }
-    ok(t, confirm(now_ms + 2))
+    let confirm = confirm(t, now_ms + 2);
+    ok(t, confirm)
 }
 
 /// Cards from a seeded shuffled shoe, in order, as an automated table's actor takes them.

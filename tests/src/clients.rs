@@ -1,0 +1,209 @@
+//! gRPC clients as the croupier console and a player app use them: a croupier that numbers
+//! its commands (so that a resend after a lost reply carries the same `command_id`), and
+//! players that are the subject of their own token.
+
+use banco_auth::BearerToken;
+use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
+use banco_wire::pb::table_service_client::TableServiceClient;
+use tonic::Status;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use crate::procs::bearer;
+
+/// A channel that sends a bearer token with every call.
+pub type Authed = InterceptedService<Channel, BearerToken>;
+
+pub fn table_client(channel: Channel, token: &str) -> TableServiceClient<Authed> {
+    TableServiceClient::with_interceptor(channel, bearer(token))
+}
+
+pub fn player_client(channel: Channel, token: &str) -> PlayerServiceClient<Authed> {
+    PlayerServiceClient::with_interceptor(channel, bearer(token))
+}
+
+/// One croupier command, without its ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cmd {
+    OpenShoe,
+    Burn(String),
+    OpenBetting,
+    CloseBetting,
+    Deal(String),
+    Confirm(String),
+    Void { round_id: String, reason: String },
+    EndShoe(String),
+}
+
+/// The croupier's console: TableService with numbered command ids.
+#[derive(Debug)]
+pub struct Croupier {
+    client: TableServiceClient<Authed>,
+    token: String,
+    table: String,
+    prefix: String,
+    counter: u64,
+}
+
+impl Croupier {
+    pub fn new(channel: Channel, token: &str, table: &str, prefix: &str) -> Croupier {
+        Croupier {
+            client: table_client(channel, token),
+            token: token.to_owned(),
+            table: table.to_owned(),
+            prefix: prefix.to_owned(),
+            counter: 0,
+        }
+    }
+
+    /// Talks to a restarted broadcaster from now on; the command numbering goes on.
+    pub fn reconnect(&mut self, channel: Channel) {
+        self.client = table_client(channel, &self.token);
+    }
+
+    /// A fresh command id.
+    pub fn next_id(&mut self) -> String {
+        self.counter += 1;
+        format!("{}-{}", self.prefix, self.counter)
+    }
+
+    /// Sends `cmd` under `command_id` (a resend uses the id of the first send).
+    pub async fn send(&mut self, command_id: &str, cmd: &Cmd) -> Result<pb::CommandReply, Status> {
+        let table_id = self.table.clone();
+        let command_id = command_id.to_owned();
+        let scanner = pb::CardSource::Scanner as i32;
+        let reply = match cmd.clone() {
+            Cmd::OpenShoe => {
+                self.client
+                    .open_shoe(pb::OpenShoeRequest {
+                        table_id,
+                        command_id,
+                        config: None,
+                    })
+                    .await
+            }
+            Cmd::Burn(card) => {
+                self.client
+                    .burn(pb::BurnRequest {
+                        table_id,
+                        command_id,
+                        exposed_card: card,
+                        source: scanner,
+                    })
+                    .await
+            }
+            Cmd::OpenBetting => {
+                self.client
+                    .open_betting(pb::OpenBettingRequest {
+                        table_id,
+                        command_id,
+                        duration_ms: 0,
+                    })
+                    .await
+            }
+            Cmd::CloseBetting => {
+                self.client
+                    .close_betting(pb::CloseBettingRequest {
+                        table_id,
+                        command_id,
+                    })
+                    .await
+            }
+            Cmd::Deal(card) => {
+                self.client
+                    .deal_card(pb::DealCardRequest {
+                        table_id,
+                        command_id,
+                        card,
+                        source: scanner,
+                    })
+                    .await
+            }
+            Cmd::Confirm(round_id) => {
+                self.client
+                    .confirm_result(pb::ConfirmResultRequest {
+                        table_id,
+                        command_id,
+                        round_id,
+                    })
+                    .await
+            }
+            Cmd::Void { round_id, reason } => {
+                self.client
+                    .void_round(pb::VoidRoundRequest {
+                        table_id,
+                        command_id,
+                        round_id,
+                        reason,
+                    })
+                    .await
+            }
+            Cmd::EndShoe(reason) => {
+                self.client
+                    .end_shoe(pb::EndShoeRequest {
+                        table_id,
+                        command_id,
+                        reason,
+                    })
+                    .await
+            }
+        };
+        reply.map(tonic::Response::into_inner)
+    }
+
+    /// The table now: the first state WatchTable sends (reading it changes nothing).
+    pub async fn state(&mut self) -> Result<pb::TableState, Status> {
+        let mut stream = self
+            .client
+            .watch_table(pb::WatchTableRequest {
+                table_id: self.table.clone(),
+            })
+            .await?
+            .into_inner();
+        stream
+            .message()
+            .await?
+            .ok_or_else(|| Status::unavailable("WatchTable ended before its first state"))
+    }
+
+    /// Sends `cmd` with a fresh id; the reply, refused or not.
+    pub async fn command(&mut self, cmd: Cmd) -> pb::CommandReply {
+        let id = self.next_id();
+        self.send(&id, &cmd)
+            .await
+            .unwrap_or_else(|status| panic!("{cmd:?} ({id}): {status}"))
+    }
+
+    /// Sends `cmd` with a fresh id; it must be applied. The table after it.
+    pub async fn ok(&mut self, cmd: Cmd) -> pb::TableState {
+        let reply = self.command(cmd.clone()).await;
+        if let Some(refusal) = reply.refusal {
+            panic!("{cmd:?} refused: {refusal:?}");
+        }
+        reply
+            .state
+            .unwrap_or_else(|| panic!("{cmd:?}: reply without a state"))
+    }
+
+    /// Sends `cmd` with a fresh id; it must be refused. The refusal and the table.
+    pub async fn refused(&mut self, cmd: Cmd) -> (pb::Refusal, pb::TableState) {
+        let reply = self.command(cmd.clone()).await;
+        let Some(refusal) = reply.refusal else {
+            panic!("{cmd:?} was applied, but it should have been refused");
+        };
+        let state = reply
+            .state
+            .unwrap_or_else(|| panic!("{cmd:?}: reply without a state"));
+        (refusal, state)
+    }
+}
+
+/// A table state without what changes on every read (clocks, the last refusal shown), to
+/// compare "before" and "after" a refused request.
+pub fn stable(state: &pb::TableState) -> pb::TableState {
+    let mut state = state.clone();
+    state.server_time = None;
+    state.last_refusal = None;
+    state
+}

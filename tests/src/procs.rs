@@ -1,0 +1,240 @@
+//! banco's services as separate processes on loopback ports, started the way an operator
+//! starts them: keys from `banco token keygen`, the bound address read from the first line
+//! of stdout, and a SIGKILL (not a polite shutdown) when a test wants a crash.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, SystemTime};
+
+use banco_auth::{BearerToken, Issuer, Role};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::banco;
+
+/// A signing key pair on disk (`signing.key`, `signing.pub`) and tokens signed with it.
+#[derive(Debug)]
+pub struct Keys {
+    dir: PathBuf,
+}
+
+impl Keys {
+    /// Runs `banco token keygen --dir <dir>`.
+    pub fn generate(dir: &Path) -> Keys {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let out = banco()
+            .args(["token", "keygen", "--dir"])
+            .arg(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("banco token keygen: {e}"));
+        assert!(
+            out.status.success(),
+            "banco token keygen: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Keys {
+            dir: dir.to_owned(),
+        }
+    }
+
+    pub fn public_key(&self) -> PathBuf {
+        self.dir.join("signing.pub")
+    }
+
+    pub fn signing_key(&self) -> PathBuf {
+        self.dir.join("signing.key")
+    }
+
+    /// `banco token issue --role <role> --sub <sub> --ttl <ttl>`: the token it prints.
+    pub fn issue(&self, role: &str, sub: &str, ttl: &str) -> String {
+        let out = banco()
+            .args(["token", "issue", "--role", role, "--sub", sub, "--ttl", ttl])
+            .arg("--key")
+            .arg(self.signing_key())
+            .output()
+            .unwrap_or_else(|e| panic!("banco token issue: {e}"));
+        assert!(
+            out.status.success(),
+            "banco token issue: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The same kind of token signed in this process (for many players at once, or a
+    /// token issued at a chosen time, e.g. one already expired).
+    pub fn issue_at(&self, role: Role, sub: &str, ttl: Duration, now: SystemTime) -> String {
+        let key = banco_auth::keys::load_signing_key(&self.signing_key())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let issuer = Issuer::new(key, "banco").unwrap_or_else(|e| panic!("{e}"));
+        issuer
+            .issue(sub, role, ttl, now)
+            .unwrap_or_else(|e| panic!("token for {sub}: {e}"))
+    }
+
+    /// A token file for `--service-token-file`.
+    pub fn service_token_file(&self) -> PathBuf {
+        let path = self.dir.join("service.token");
+        if !path.exists() {
+            let token = self.issue("service", "broadcaster", "1d");
+            std::fs::write(&path, token).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+        path
+    }
+}
+
+/// A service in its own process. Killed (SIGKILL) when dropped, pass or fail.
+#[derive(Debug)]
+pub struct Service {
+    child: Child,
+    addr: String,
+}
+
+impl Service {
+    /// Starts `banco <args>` and waits for its `<name> listening on <addr>` line.
+    pub fn start(name: &str, args: &[std::ffi::OsString]) -> Service {
+        let mut child = banco()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("banco {name}: {e}"));
+        let Some(stdout) = child.stdout.take() else {
+            panic!("banco {name}: no stdout");
+        };
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let read = reader.read_line(&mut line);
+        let prefix = format!("{name} listening on ");
+        let Some(addr) = line.trim().strip_prefix(&prefix).map(str::to_owned) else {
+            let _ = child.kill();
+            let status = child.wait();
+            panic!("banco {name} did not start ({read:?}, {status:?}): first line `{line}`");
+        };
+        // Keep draining stdout so the service never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = reader.read_to_end(&mut sink);
+        });
+        Service { child, addr }
+    }
+
+    /// `host:port`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// SIGKILL, then reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `banco validator --listen 127.0.0.1:0 --public-key <keys>`.
+pub fn start_validator(keys: &Keys) -> Service {
+    Service::start(
+        "validator",
+        &[
+            "validator".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--public-key".into(),
+            keys.public_key().into(),
+        ],
+    )
+}
+
+/// How to start `banco broadcaster`.
+#[derive(Clone, Debug)]
+pub struct BroadcasterSetup {
+    pub table: String,
+    pub data_dir: PathBuf,
+    pub validator_url: String,
+    pub public_key: PathBuf,
+    pub service_token_file: PathBuf,
+    pub welcome_credit: i64,
+    pub decks: u8,
+}
+
+impl BroadcasterSetup {
+    /// Table `T01`, 8 decks, no welcome credit.
+    pub fn new(keys: &Keys, validator: &Service, data_dir: &Path) -> BroadcasterSetup {
+        BroadcasterSetup {
+            table: "T01".to_owned(),
+            data_dir: data_dir.to_owned(),
+            validator_url: validator.url(),
+            public_key: keys.public_key(),
+            service_token_file: keys.service_token_file(),
+            welcome_credit: 0,
+            decks: 8,
+        }
+    }
+
+    /// The outbox file this broadcaster writes its finished rounds to.
+    pub fn outbox(&self) -> PathBuf {
+        self.data_dir.join(&self.table).join("outbox.jsonl")
+    }
+
+    /// Starts it (again, on the same data dir, after a kill) on a fresh port.
+    pub fn start(&self) -> Service {
+        Service::start(
+            "broadcaster",
+            &[
+                "broadcaster".into(),
+                "--listen".into(),
+                "127.0.0.1:0".into(),
+                "--table".into(),
+                self.table.clone().into(),
+                "--data-dir".into(),
+                self.data_dir.clone().into(),
+                "--validator".into(),
+                self.validator_url.clone().into(),
+                "--public-key".into(),
+                self.public_key.clone().into(),
+                "--service-token-file".into(),
+                self.service_token_file.clone().into(),
+                "--welcome-credit".into(),
+                self.welcome_credit.to_string().into(),
+                "--decks".into(),
+                self.decks.to_string().into(),
+            ],
+        )
+    }
+}
+
+/// A channel to `url`, retried for a few seconds while the service comes up.
+pub async fn channel(url: &str) -> Channel {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
+        .connect_timeout(Duration::from_secs(2));
+    let mut last = None;
+    for _ in 0..50 {
+        match endpoint.connect().await {
+            Ok(channel) => return channel,
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("cannot connect to {url}: {last:?}");
+}
+
+/// A bearer token for a client interceptor.
+pub fn bearer(token: &str) -> BearerToken {
+    BearerToken::new(token).unwrap_or_else(|e| panic!("token: {e}"))
+}
