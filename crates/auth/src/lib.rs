@@ -8,13 +8,15 @@
 //! - [`keys`] generates, saves and loads the key files.
 //! - [`AuthInterceptor`] guards a tonic service by role; [`caller`] hands the verified
 //!   [`Claims`] to handlers; [`BearerToken`] attaches a token to outgoing requests.
-//! - [`require_tls_unless_loopback`] enforces "plaintext only on loopback".
+//! - [`require_tls_unless_loopback`] enforces "plaintext only on loopback"; [`ServerTls`]
+//!   is the checked certificate and key a server needs to go beyond it.
 
 mod claims;
 mod error;
 mod interceptor;
 pub mod keys;
 mod role;
+mod tls;
 mod token;
 mod transport;
 
@@ -24,5 +26,6 @@ pub use error::TokenError;
 pub use interceptor::{AuthInterceptor, BearerToken, Caller, caller};
 pub use keys::{KeyError, key_id};
 pub use role::{Role, UnknownRole};
+pub use tls::{ServerTls, TlsError};
 pub use token::{DEFAULT_MAX_TTL, DEFAULT_SKEW, Issuer, MAX_TOKEN_LEN, TOKEN_PREFIX, Verifier};
 pub use transport::{TransportPolicyError, require_tls_unless_loopback};

@@ -25,6 +25,7 @@ mod serve;
 mod table_service;
 mod wire;
 
+pub use banco_auth::{ServerTls, TlsError};
 pub use error::BroadcasterError;
 pub use hosted::HostedTable;
 pub use outbox::OutboxFile;

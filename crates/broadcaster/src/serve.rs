@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use banco_auth::{
-    AuthInterceptor, Role, TransportPolicyError, Verifier, require_tls_unless_loopback,
+    AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
 };
 use banco_wire::FILE_DESCRIPTOR_SET;
 use banco_wire::pb::player_service_server::PlayerServiceServer;
@@ -31,16 +31,20 @@ pub struct ServeOptions {
     pub welcome_credit: i64,
     /// ISO 4217 code of the tables' minor units.
     pub currency: String,
+    /// Serve over TLS (clients connect with `https://`); `None`: plaintext, which is
+    /// refused beyond loopback.
+    pub tls: Option<ServerTls>,
 }
 
 impl ServeOptions {
-    /// No welcome credit; EUR.
+    /// No welcome credit; EUR; plaintext.
     pub fn new(verifier: Arc<Verifier>, tables: Vec<HostedTable>) -> ServeOptions {
         ServeOptions {
             verifier,
             tables,
             welcome_credit: 0,
             currency: "EUR".to_owned(),
+            tls: None,
         }
     }
 }
@@ -63,15 +67,19 @@ pub enum ServeError {
 }
 
 /// Serves TableService (role croupier) and PlayerService (role player) with gRPC health
-/// and reflection on `listener` until `shutdown` completes. Plaintext only: a listener
-/// beyond loopback is refused.
+/// and reflection on `listener` until `shutdown` completes. Over TLS when
+/// [`ServeOptions::tls`] is set; plaintext otherwise, refused beyond loopback.
 pub async fn serve(
     listener: TcpListener,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Address)?;
-    require_tls_unless_loopback(addr, false)?;
+    require_tls_unless_loopback(addr, options.tls.is_some())?;
+    let mut builder = Server::builder();
+    if let Some(tls) = &options.tls {
+        builder = builder.tls_config(tls.config())?;
+    }
     if options.welcome_credit < 0 {
         return Err(ServeError::WelcomeCredit(options.welcome_credit));
     }
@@ -99,8 +107,13 @@ pub async fn serve(
     let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
     let table_service = TableServer::new(Arc::clone(&tables));
     let player_service = PlayerServer::new(tables, options.welcome_credit, options.currency);
-    tracing::info!(%addr, tables = count, "broadcaster serving TableService and PlayerService");
-    Server::builder()
+    tracing::info!(
+        %addr,
+        tables = count,
+        tls = options.tls.is_some(),
+        "broadcaster serving TableService and PlayerService"
+    );
+    builder
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(

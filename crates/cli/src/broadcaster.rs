@@ -12,15 +12,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use banco_auth::Verifier;
 use banco_auth::keys::load_verifying_key;
+use banco_auth::{Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{HostedTable, OutboxFile, ServeOptions, serve};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
-use banco_table::actor::{ActorConfig, Clock, RemoteRules, spawn};
-use banco_table::{Pacing, TableConfig};
+use banco_table::actor::{ActorConfig, Clock, RemoteRules, TableHandle, spawn};
+use banco_table::{Command, Pacing, TableConfig};
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
     /// A croupier deals real cards.
     Live,
@@ -32,9 +32,11 @@ enum PacingArg {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct BroadcasterArgs {
-    /// Address to serve on; plaintext is refused beyond loopback.
+    /// Address to serve on; beyond loopback, `--tls-cert` and `--tls-key` are required.
     #[arg(long, default_value = "127.0.0.1:7102")]
     listen: SocketAddr,
+    #[command(flatten)]
+    tls: crate::validator::TlsArgs,
     /// The table's id (1 to 16 letters or digits), as in round ids.
     #[arg(long, default_value = "T01")]
     table: String,
@@ -83,6 +85,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     }
     let key = load_verifying_key(&args.public_key)?;
     let verifier = Verifier::new(&args.audience)?.with_public_key(key);
+    let tls = args.tls.load()?;
+    // Before binding, so nothing claims to listen on an address it will refuse.
+    require_tls_unless_loopback(args.listen, tls.is_some())?;
     let token = std::fs::read_to_string(&args.service_token_file)
         .with_context(|| format!("could not read {}", args.service_token_file.display()))?;
     let shoe = ShoeConfig {
@@ -137,12 +142,16 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("could not start table {}", args.table))?;
 
+        if args.pacing != PacingArg::Live {
+            open_first_shoe(&handle, shoe).await?;
+        }
         let mut options = ServeOptions::new(
             Arc::new(verifier),
             vec![HostedTable::new(handle, config, shoe)],
         );
         options.welcome_credit = args.welcome_credit;
         options.currency.clone_from(&args.currency);
+        options.tls = tls;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         task.shutdown().await;
@@ -150,6 +159,25 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An automated or single-player table deals from the moment it starts: it needs a shoe,
+/// and after that the actor opens every next one itself. A restart finds the shoe in its
+/// journal and opens none.
+async fn open_first_shoe(handle: &TableHandle, shoe: ShoeConfig) -> anyhow::Result<()> {
+    if handle.snapshot().await?.table.shoe.is_some() {
+        return Ok(());
+    }
+    let open = Command::OpenShoe {
+        config: shoe,
+        by: "auto".to_owned(),
+        now_ms: 0,
+    };
+    handle
+        .submit(None, open)
+        .await
+        .context("could not open the first shoe")?;
+    Ok(())
 }
 
 /// Ctrl-C, or SIGTERM on Unix (what service managers send).

@@ -6,15 +6,41 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use banco_auth::Verifier;
 use banco_auth::keys::load_verifying_key;
-use banco_validator::{ServeOptions, serve};
+use banco_auth::{ServerTls, Verifier};
+use banco_validator::{ServeOptions, serve_with_tls};
+
+/// `--tls-cert` / `--tls-key`, shared by the servers.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TlsArgs {
+    /// PEM certificate chain (leaf first) to serve TLS with; required beyond loopback.
+    /// Clients must then connect with `https://` (and trust the issuing CA).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of `--tls-cert`.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The checked identity, or `None` for plaintext; errors name the bad file.
+    pub(crate) fn load(&self) -> anyhow::Result<Option<ServerTls>> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(ServerTls::from_pem_files(cert, key)?)),
+            (None, None) => Ok(None),
+            (Some(_), None) => anyhow::bail!("--tls-cert needs --tls-key"),
+            (None, Some(_)) => anyhow::bail!("--tls-key needs --tls-cert"),
+        }
+    }
+}
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ValidatorArgs {
-    /// Address to serve on; plaintext is refused beyond loopback.
+    /// Address to serve on; beyond loopback, `--tls-cert` and `--tls-key` are required.
     #[arg(long, default_value = "127.0.0.1:7101")]
     listen: SocketAddr,
+    #[command(flatten)]
+    tls: TlsArgs,
     /// Public key that checks callers' tokens (`signing.pub` from `banco token keygen`).
     #[arg(long, default_value = "signing.pub")]
     public_key: PathBuf,
@@ -26,6 +52,9 @@ pub(crate) struct ValidatorArgs {
 pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
     let key = load_verifying_key(&args.public_key)?;
     let verifier = Verifier::new(&args.audience)?.with_public_key(key);
+    let tls = args.tls.load()?;
+    // Before binding, so nothing claims to listen on an address it will refuse.
+    banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -37,7 +66,7 @@ pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
         let options = ServeOptions {
             verifier: Arc::new(verifier),
         };
-        serve(listener, options, async {
+        serve_with_tls(listener, options, tls, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;

@@ -10,4 +10,5 @@
 pub mod rules;
 mod service;
 
-pub use service::{ALLOWED_ROLES, RulesServer, ServeError, ServeOptions, serve};
+pub use banco_auth::{ServerTls, TlsError};
+pub use service::{ALLOWED_ROLES, RulesServer, ServeError, ServeOptions, serve, serve_with_tls};

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use banco_auth::{
-    AuthInterceptor, Role, TransportPolicyError, Verifier, require_tls_unless_loopback,
+    AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
 };
 use banco_wire::pb::rules_service_server::{RulesService, RulesServiceServer};
 use banco_wire::{FILE_DESCRIPTOR_SET, pb};
@@ -82,14 +82,33 @@ pub enum ServeError {
 }
 
 /// Serves RulesService with gRPC health and reflection on `listener` until `shutdown`
-/// completes. Plaintext only: a listener beyond loopback is refused.
+/// completes. Plaintext only: a listener beyond loopback is refused; see
+/// [`serve_with_tls`].
 pub async fn serve(
     listener: TcpListener,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    serve_with_tls(listener, options, None, shutdown).await
+}
+
+/// As [`serve`], over TLS when `tls` is given (clients then connect with `https://`);
+/// without it, plaintext, which is refused beyond loopback.
+///
+/// TLS is an argument rather than a field of [`ServeOptions`] so that code building
+/// `ServeOptions { verifier }` literally keeps compiling.
+pub async fn serve_with_tls(
+    listener: TcpListener,
+    options: ServeOptions,
+    tls: Option<ServerTls>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Address)?;
-    require_tls_unless_loopback(addr, false)?;
+    require_tls_unless_loopback(addr, tls.is_some())?;
+    let mut builder = Server::builder();
+    if let Some(tls) = &tls {
+        builder = builder.tls_config(tls.config())?;
+    }
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -99,8 +118,8 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let guard = AuthInterceptor::new(options.verifier, &ALLOWED_ROLES);
-    tracing::info!(%addr, "validator serving RulesService");
-    Server::builder()
+    tracing::info!(%addr, tls = tls.is_some(), "validator serving RulesService");
+    builder
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(

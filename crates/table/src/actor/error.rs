@@ -24,7 +24,8 @@ pub enum ActorError {
     #[error("the table actor has stopped")]
     Stopped,
     /// `spawn` could not start the table (bad config, unreadable watermark, a journal
-    /// record the table refuses on replay). Only `spawn` returns it.
+    /// record the table refuses on replay). Besides `spawn`, only an `OpenShoe` on a table
+    /// the actor deals itself returns it, when the OS gives no seed to shuffle with.
     #[error("cannot start the table: {0}")]
     Startup(String),
 }

@@ -26,10 +26,19 @@
 //! are in the commands, so the replay is exact), rebuilding the remembered command ids and
 //! the outbox's hash chain, then re-queues rounds the archive has not confirmed.
 //!
+//! On automated and single-player tables the actor also plays the croupier: it shuffles
+//! each shoe it opens from a journaled seed (see `autopilot`), burns, opens betting, deals
+//! the due cards once betting has closed and the draw time has come (single player: as
+//! soon as the player's `Deal` closes betting), confirms the result (`by: "auto"`), opens
+//! a new shoe when one runs out, and opens the next round. Each of these is an ordinary
+//! journaled command checked like any other, so a restart continues where the journal
+//! stopped, with the same shoe order.
+//!
 //! Cost per command is independent of the number of players: the snapshot carries the
 //! running bet totals, the command-id memory is a hash map with a bounded queue. Only the
 //! settlement check at `ConfirmResult` walks the round's bets, once per round.
 
+mod autopilot;
 mod clock;
 mod error;
 mod journaled_config;
@@ -113,6 +122,11 @@ pub struct JournalEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
     pub command: Command,
+    /// On an `OpenShoe` of an automated or single-player table: the seed of the shoe's
+    /// order (`banco_rules::Shoe::shuffled` with `ChaCha20Rng::seed_from_u64(seed)`), so
+    /// that a restart deals the same cards and an auditor can replay the shoe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_seed: Option<u64>,
 }
 
 /// The answer to an accepted command.
@@ -188,6 +202,7 @@ pub(crate) enum Request {
     Submit {
         command_id: Option<String>,
         command: Command,
+        seed: Option<u64>,
         reply: Reply<Applied>,
     },
     Snapshot {
@@ -230,6 +245,26 @@ impl TableHandle {
         self.ask(|reply| Request::Submit {
             command_id,
             command,
+            seed: None,
+            reply,
+        })
+        .await
+    }
+
+    /// [`TableHandle::submit`] with the shuffle seed of an `OpenShoe` on an automated or
+    /// single-player table chosen by the caller instead of drawn from the OS (tests and
+    /// audits replaying a known shoe). The seed is journaled either way; it is ignored for
+    /// any other command and on live tables.
+    pub async fn submit_seeded(
+        &self,
+        command_id: Option<String>,
+        command: Command,
+        seed: u64,
+    ) -> Result<Applied, ActorError> {
+        self.ask(|reply| Request::Submit {
+            command_id,
+            command,
+            seed: Some(seed),
             reply,
         })
         .await

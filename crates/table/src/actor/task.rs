@@ -4,9 +4,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use banco_rules::shoe::{Shoe, ShoeState};
 use banco_rules::{Bet, Card};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use super::autopilot::{AUTO, ShuffledOrder, os_seed};
 use super::journaled_config::JournaledConfig;
 use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
@@ -16,10 +18,11 @@ use super::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, JournalEntry,
     PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
-use crate::command::Command;
+use crate::command::{CardSource, Command};
 use crate::event::Event;
 use crate::journal::{CommitHandle, GroupCommitter, Journal};
 use crate::phase::Phase;
+use crate::policy::Pacing;
 use crate::refusal::Refusal;
 use crate::table::Table;
 
@@ -34,6 +37,7 @@ struct Replayed {
     chain: Chain,
     recent: RecentCommands,
     undelivered: VecDeque<SealedRound>,
+    order: Option<ShuffledOrder>,
 }
 
 fn replay(
@@ -47,6 +51,7 @@ fn replay(
     let mut chain = Chain::default();
     let mut recent = RecentCommands::new(REMEMBERED_COMMANDS);
     let mut undelivered = VecDeque::new();
+    let mut order = None;
     let journal = config.journal.display();
     let mut records = records.into_iter();
     let Some(first) = records.next() else {
@@ -80,6 +85,14 @@ fn replay(
                 record.seq, entry.command
             ))
         })?;
+        if let Command::OpenShoe { config: shoe, .. } = &entry.command {
+            order = match entry.shuffle_seed {
+                Some(seed) => Some(ShuffledOrder::new(*shoe, seed).map_err(|e| {
+                    startup(format!("journal {journal}: record {}: {e}", record.seq))
+                })?),
+                None => None,
+            };
+        }
         for event in &events {
             if let Event::RoundFinished(round) = event {
                 let sealed = chain.seal(round.as_ref().clone()).map_err(|e| {
@@ -130,6 +143,7 @@ fn replay(
         chain,
         recent,
         undelivered,
+        order,
     })
 }
 
@@ -215,6 +229,8 @@ pub(super) async fn spawn(
         release: to_release,
         failed,
         idle_deadline: None,
+        order: replayed.order,
+        stalled: false,
     };
     let actor = tokio::spawn(actor.run(inbox, stopped, committer));
     Ok((
@@ -242,6 +258,12 @@ struct Actor {
     failed: Arc<OnceLock<String>>,
     /// A deadline whose `Tick` changed nothing (an automated draw time): not re-armed.
     idle_deadline: Option<u64>,
+    /// The order of the shoe in play on a table the actor deals itself (`None` on live
+    /// tables, and for a shoe opened without a seed).
+    order: Option<ShuffledOrder>,
+    /// One of the actor's own commands failed (validator unreachable, say): retried at the
+    /// next wake-up.
+    stalled: bool,
 }
 
 impl Actor {
@@ -253,11 +275,15 @@ impl Actor {
     ) {
         let mut stopped = stopped;
         let mut watch_stop = true;
+        // A restart continues the round where the journal stopped.
+        self.tick_if_due().await;
+        self.drive().await;
         loop {
             let deadline = self.deadline();
             let sleep = deadline.map_or(MAX_TICK_SLEEP, |d| {
                 Duration::from_millis(d.saturating_sub(self.clock.now_ms())).min(MAX_TICK_SLEEP)
             });
+            let wake = deadline.is_some() || self.stalled;
             tokio::select! {
                 biased;
                 stop = &mut stopped, if watch_stop => match stop {
@@ -266,10 +292,17 @@ impl Actor {
                     Err(_) => watch_stop = false,
                 },
                 request = inbox.recv() => match request {
-                    Some(request) => self.handle(request).await,
+                    Some(request) => {
+                        self.handle(request).await;
+                        self.tick_if_due().await;
+                        self.drive().await;
+                    }
                     None => break,
                 },
-                () = tokio::time::sleep(sleep), if deadline.is_some() => self.tick_if_due().await,
+                () = tokio::time::sleep(sleep), if wake => {
+                    self.tick_if_due().await;
+                    self.drive().await;
+                }
             }
         }
         // Let the release task drain, then close the journal once its queue is written.
@@ -299,10 +332,11 @@ impl Actor {
             Request::Submit {
                 command_id,
                 command,
+                seed,
                 reply,
             } => {
                 self.tick_if_due().await;
-                self.submit(command_id, command, reply).await;
+                self.submit(command_id, command, seed, reply).await;
             }
             Request::Snapshot { reply } => {
                 let snapshot = Snapshot {
@@ -376,7 +410,7 @@ impl Actor {
             Ok(events) if events.is_empty() => self.idle_deadline = Some(deadline),
             Ok(events) => {
                 self.idle_deadline = None;
-                self.journal(None, tick, events, None).await;
+                self.journal(None, tick, events, None, None).await;
             }
             // A tick is never refused; if it were, there is nothing to journal.
             Err(refusal) => tracing::error!(%refusal, "tick refused"),
@@ -387,6 +421,7 @@ impl Actor {
         &mut self,
         command_id: Option<String>,
         mut command: Command,
+        seed: Option<u64>,
         reply: Reply<Applied>,
     ) {
         if let Some(reason) = self.failed.get() {
@@ -417,6 +452,13 @@ impl Actor {
             let _ = reply.send(Err(error));
             return;
         }
+        let order = match self.shuffle_for(&command, seed) {
+            Ok(order) => order,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
         let events = match self.table.apply(&command) {
             Ok(events) => events,
             Err(refusal) => {
@@ -438,7 +480,126 @@ impl Actor {
             return;
         }
         self.idle_deadline = None;
-        self.journal(command_id, command, events, Some(reply)).await;
+        let shuffle_seed = self.take_order(order);
+        self.journal(command_id, command, events, Some(reply), shuffle_seed)
+            .await;
+    }
+
+    /// The order of the shoe an `OpenShoe` opens, on a table the actor deals itself: from
+    /// `seed`, or a seed drawn from the OS. `None` for any other command or a live table;
+    /// a config the shoe refuses is left to the table's refusal.
+    fn shuffle_for(
+        &self,
+        command: &Command,
+        seed: Option<u64>,
+    ) -> Result<Option<ShuffledOrder>, ActorError> {
+        let Command::OpenShoe { config, .. } = command else {
+            return Ok(None);
+        };
+        if self.table.config().pacing == Pacing::Live {
+            return Ok(None);
+        }
+        let seed = match seed {
+            Some(seed) => seed,
+            None => os_seed().map_err(ActorError::Startup)?,
+        };
+        Ok(ShuffledOrder::new(*config, seed).ok())
+    }
+
+    /// Puts an accepted `OpenShoe`'s order in play; its seed, for the journal.
+    fn take_order(&mut self, order: Option<ShuffledOrder>) -> Option<u64> {
+        let order = order?;
+        let seed = order.seed;
+        self.order = Some(order);
+        Some(seed)
+    }
+
+    /// On a table without a croupier: plays the croupier's part as far as it is due now
+    /// (see the module docs). Stops at the first command that fails, marking the actor
+    /// stalled so that it tries again at its next wake-up.
+    async fn drive(&mut self) {
+        if self.table.config().pacing == Pacing::Live {
+            return;
+        }
+        self.stalled = false;
+        while self.failed.get().is_none() {
+            let Some(command) = self.next_auto_command() else {
+                return;
+            };
+            if let Err(error) = self.auto(command).await {
+                tracing::error!(%error, "the table cannot go on by itself; retrying");
+                self.stalled = true;
+                return;
+            }
+        }
+    }
+
+    /// The croupier's next step, if one is due now.
+    fn next_auto_command(&self) -> Option<Command> {
+        let order = self.order.as_ref()?;
+        let by = AUTO.to_owned();
+        let now_ms = self.clock.now_ms();
+        let phase = self.table.phase();
+        let Some(shoe) = self.table.shoe() else {
+            // The shoe ran out at the end of a round: a new one. (A croupier or operator who
+            // ended a shoe leaves the table without one until they open the next.)
+            return matches!(phase, Phase::Settled | Phase::Voided).then(|| Command::OpenShoe {
+                config: order.config,
+                by,
+                now_ms,
+            });
+        };
+        match phase {
+            Phase::Idle | Phase::Settled | Phase::Voided => match shoe.state() {
+                ShoeState::AwaitingBurn => Some(Command::Burn {
+                    exposed: order.next_card(shoe)?,
+                    by,
+                    now_ms,
+                }),
+                ShoeState::Ended => None,
+                ShoeState::InPlay | ShoeState::CutCardOut | ShoeState::LastHand => {
+                    Some(Command::OpenBetting { by, now_ms })
+                }
+            },
+            Phase::BettingClosed { draw_at, .. } if draw_at.is_none_or(|at| now_ms >= at) => {
+                self.deal_next(order, shoe, now_ms)
+            }
+            Phase::Dealing => self.deal_next(order, shoe, now_ms),
+            Phase::Result => Some(Command::ConfirmResult {
+                round_id: self.table.round_id()?.clone(),
+                by,
+                now_ms,
+            }),
+            Phase::NoShoe | Phase::BettingOpen { .. } | Phase::BettingClosed { .. } => None,
+        }
+    }
+
+    fn deal_next(&self, order: &ShuffledOrder, shoe: &Shoe, now_ms: u64) -> Option<Command> {
+        self.table.due()?;
+        Some(Command::DealCard {
+            card: order.next_card(shoe)?,
+            source: CardSource::Shuffler,
+            now_ms,
+        })
+    }
+
+    /// Applies and journals one of the actor's own commands, checked like any other.
+    async fn auto(&mut self, mut command: Command) -> Result<(), ActorError> {
+        command.stamp(self.clock.now_ms());
+        self.ask_authority(&command).await?;
+        let order = self.shuffle_for(&command, None)?;
+        let events = self.table.apply(&command).map_err(ActorError::Refused)?;
+        if events.is_empty() {
+            return Err(ActorError::Refused(Refusal::NotNow {
+                action: "go on by itself",
+                phase: self.table.phase(),
+            }));
+        }
+        self.idle_deadline = None;
+        let shuffle_seed = self.take_order(order);
+        self.journal(None, command, events, None, shuffle_seed)
+            .await;
+        Ok(())
     }
 
     /// Queues an applied command to the journal and its release.
@@ -448,6 +609,7 @@ impl Actor {
         command: Command,
         events: Vec<Event>,
         reply: Option<Reply<Applied>>,
+        shuffle_seed: Option<u64>,
     ) {
         let fail = |this: &Self, reason: String, reply: Option<Reply<Applied>>| {
             let _ = this.failed.set(reason.clone());
@@ -469,6 +631,7 @@ impl Actor {
         let entry = JournalEntry {
             command_id,
             command,
+            shuffle_seed,
         };
         let payload = match serde_json::to_vec(&entry) {
             Ok(payload) => payload,
