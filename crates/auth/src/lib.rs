@@ -9,7 +9,8 @@
 //! - [`AuthInterceptor`] guards a tonic service by role; [`caller`] hands the verified
 //!   [`Claims`] to handlers; [`BearerToken`] attaches a token to outgoing requests.
 //! - [`require_tls_unless_loopback`] enforces "plaintext only on loopback"; [`ServerTls`]
-//!   is the checked certificate and key a server needs to go beyond it.
+//!   is the checked certificate and key a server needs to go beyond it, [`ClientTls`] the
+//!   checked CA a client trusts to reach such a server.
 
 mod claims;
 mod error;
@@ -26,6 +27,6 @@ pub use error::TokenError;
 pub use interceptor::{AuthInterceptor, BearerToken, Caller, caller};
 pub use keys::{KeyError, key_id};
 pub use role::{Role, UnknownRole};
-pub use tls::{ServerTls, TlsError};
+pub use tls::{ClientTls, ServerTls, TlsError};
 pub use token::{DEFAULT_MAX_TTL, DEFAULT_SKEW, Issuer, MAX_TOKEN_LEN, TOKEN_PREFIX, Verifier};
 pub use transport::{TransportPolicyError, require_tls_unless_loopback};

@@ -1,11 +1,12 @@
-//! The server side of "TLS beyond loopback": a certificate chain and its private key, read
-//! from PEM files and checked when loaded, so a bad file is reported by name at start-up
-//! rather than as an anonymous handshake failure later.
+//! "TLS beyond loopback": the server side (a certificate chain and its private key) and the
+//! client side (the CA certificate(s) a server must be signed by), read from PEM files and
+//! checked when loaded, so a bad file is reported by name at start-up rather than as an
+//! anonymous handshake failure later.
 
 use std::fmt;
 use std::path::Path;
 
-use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, Server, ServerTlsConfig};
 
 /// Why the TLS certificate or key could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +38,14 @@ pub enum TlsError {
         cert: String,
         /// The key's path (or `<in memory>`).
         key: String,
+        /// The TLS library's explanation.
+        reason: String,
+    },
+    /// The CA file is PEM, but the TLS library refused its certificate(s).
+    #[error("the TLS CA certificate file {name} was rejected: {reason}")]
+    CaRejected {
+        /// The CA file's path (or `<in memory>`).
+        name: String,
         /// The TLS library's explanation.
         reason: String,
     },
@@ -130,6 +139,91 @@ impl fmt::Debug for ServerTls {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServerTls")
             .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A checked client trust anchor (the CA certificate(s) the server's chain must end in) for
+/// tonic's rustls client, and optionally the name the server's certificate must carry when it
+/// differs from the URL's host (e.g. a certificate for `validator.casino.lan` reached by IP).
+///
+/// Only this CA is trusted, not the system's roots: a table talks to its own services.
+#[derive(Clone)]
+pub struct ClientTls {
+    ca_pem: Vec<u8>,
+    domain: Option<String>,
+    origin: String,
+}
+
+impl ClientTls {
+    /// Reads and checks a PEM file of one or more CA certificates. Errors name the file.
+    pub fn from_ca_pem_file(path: &Path) -> Result<ClientTls, TlsError> {
+        let name = path.display().to_string();
+        let pem = std::fs::read(path).map_err(|error| TlsError::Read {
+            what: "CA certificate",
+            name: name.clone(),
+            error,
+        })?;
+        ClientTls::checked(pem, name)
+    }
+
+    /// As [`ClientTls::from_ca_pem_file`], from PEM text already in memory.
+    pub fn from_ca_pem(pem: &[u8]) -> Result<ClientTls, TlsError> {
+        ClientTls::checked(pem.to_vec(), IN_MEMORY.to_owned())
+    }
+
+    /// Checks the server's certificate against `domain` instead of the URL's host.
+    #[must_use]
+    pub fn with_domain(mut self, domain: impl Into<String>) -> ClientTls {
+        self.domain = Some(domain.into());
+        self
+    }
+
+    /// The name the server's certificate is checked against, when overridden.
+    pub fn domain(&self) -> Option<&str> {
+        self.domain.as_deref()
+    }
+
+    /// The tonic configuration, for `Endpoint::tls_config(..)` (with an `https://` URL:
+    /// tonic sends plaintext to an `http://` URL even with TLS configured).
+    pub fn config(&self) -> ClientTlsConfig {
+        let config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&self.ca_pem));
+        match &self.domain {
+            Some(domain) => config.domain_name(domain.clone()),
+            None => config,
+        }
+    }
+
+    fn checked(pem: Vec<u8>, name: String) -> Result<ClientTls, TlsError> {
+        if !contains(&pem, b"-----BEGIN CERTIFICATE-----") {
+            return Err(TlsError::NotPem {
+                what: "CA certificate",
+                name,
+                expected: "CERTIFICATE",
+            });
+        }
+        let tls = ClientTls {
+            ca_pem: pem,
+            domain: None,
+            origin: name,
+        };
+        // Building the connector parses the certificates into trust anchors: the same check
+        // the first connection makes, done here so the error can name the file.
+        if let Err(error) = Endpoint::from_static("https://localhost").tls_config(tls.config()) {
+            return Err(TlsError::CaRejected {
+                name: tls.origin,
+                reason: error_chain(&error),
+            });
+        }
+        Ok(tls)
+    }
+}
+
+impl fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientTls")
+            .field("ca", &self.origin)
+            .field("domain", &self.domain)
             .finish_non_exhaustive()
     }
 }

@@ -1,9 +1,10 @@
-//! Loading the server's TLS identity: good files load; each bad one is named in the error.
+//! Loading TLS files: the server's identity and a client's CA; good files load, each bad one is
+//! named in the error.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
-use banco_auth::{ServerTls, TlsError};
+use banco_auth::{ClientTls, ServerTls, TlsError};
 
 struct Files {
     _dir: tempfile::TempDir,
@@ -112,4 +113,48 @@ fn a_key_that_is_not_the_certificates_is_rejected() {
     let err = ServerTls::from_pem_files(&f.cert, &f.key).unwrap_err();
     assert!(matches!(err, TlsError::Rejected { .. }), "{err:?}");
     names(&err, &f.key);
+}
+
+#[test]
+fn a_ca_file_loads_with_or_without_a_domain() {
+    let f = files();
+    let tls = ClientTls::from_ca_pem_file(&f.cert).unwrap();
+    assert_eq!(tls.domain(), None);
+    let shown = format!("{tls:?}");
+    assert!(shown.contains("server.crt"), "{shown}");
+    let tls = tls.with_domain("validator.casino.lan");
+    assert_eq!(tls.domain(), Some("validator.casino.lan"));
+    let _config = tls.config();
+}
+
+#[test]
+fn bad_ca_files_are_named() {
+    let f = files();
+    let gone = f.cert.with_file_name("absent-ca.crt");
+    let err = ClientTls::from_ca_pem_file(&gone).unwrap_err();
+    assert!(matches!(err, TlsError::Read { .. }), "{err:?}");
+    names(&err, &gone);
+    assert!(err.to_string().contains("CA certificate"), "{err}");
+
+    // A private key where the CA should be: PEM, but no certificate in it.
+    let err = ClientTls::from_ca_pem_file(&f.key).unwrap_err();
+    assert!(matches!(err, TlsError::NotPem { .. }), "{err:?}");
+    names(&err, &f.key);
+
+    std::fs::write(
+        &f.cert,
+        "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let err = ClientTls::from_ca_pem_file(&f.cert).unwrap_err();
+    assert!(matches!(err, TlsError::CaRejected { .. }), "{err:?}");
+    names(&err, &f.cert);
+}
+
+#[test]
+fn in_memory_ca_pem_loads() {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    ClientTls::from_ca_pem(made.cert.pem().as_bytes()).unwrap();
+    let err = ClientTls::from_ca_pem(b"").unwrap_err();
+    assert!(err.to_string().contains("<in memory>"), "{err}");
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use banco_auth::keys::load_verifying_key;
-use banco_auth::{Verifier, require_tls_unless_loopback};
+use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{HostedTable, OutboxFile, ServeOptions, serve};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -46,6 +46,10 @@ pub(crate) struct BroadcasterArgs {
     /// The validator (RulesService) asked about every card and settlement.
     #[arg(long, default_value = "http://127.0.0.1:7101")]
     validator: String,
+    /// PEM CA certificate(s) the validator's TLS certificate must be signed by; required
+    /// (and only allowed) with an `https://` `--validator`.
+    #[arg(long, value_name = "PEM")]
+    validator_ca: Option<PathBuf>,
     /// How long to wait for the validator before refusing a card.
     #[arg(long, default_value_t = 2000)]
     validator_timeout_ms: u64,
@@ -88,6 +92,11 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     let tls = args.tls.load()?;
     // Before binding, so nothing claims to listen on an address it will refuse.
     require_tls_unless_loopback(args.listen, tls.is_some())?;
+    let validator_tls = args
+        .validator_ca
+        .as_deref()
+        .map(ClientTls::from_ca_pem_file)
+        .transpose()?;
     let token = std::fs::read_to_string(&args.service_token_file)
         .with_context(|| format!("could not read {}", args.service_token_file.display()))?;
     let shoe = ShoeConfig {
@@ -121,10 +130,11 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         // The bound address on stdout first, so scripts and tests can start it on port 0.
         println!("broadcaster listening on {addr}");
 
-        let rules = RemoteRules::connect(
+        let rules = RemoteRules::connect_tls(
             &args.validator,
             token.trim(),
             Duration::from_millis(args.validator_timeout_ms),
+            validator_tls,
         )
         .with_context(|| format!("--validator {}", args.validator))?;
         let outbox_path = dir.join("outbox.jsonl");

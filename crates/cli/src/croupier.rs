@@ -5,11 +5,11 @@
 //! to resend a command after a lost reply: the table applies it at most once). A refusal
 //! prints a line starting `REFUSED:` and exits with code 1.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use banco_auth::BearerToken;
+use banco_auth::{BearerToken, ClientTls};
 use banco_rules::Card;
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -21,6 +21,10 @@ pub(crate) struct CroupierArgs {
     /// The broadcaster's address.
     #[arg(long, default_value = "http://127.0.0.1:7102")]
     server: String,
+    /// PEM CA certificate(s) the broadcaster's TLS certificate must be signed by; required
+    /// (and only allowed) with an `https://` `--server`.
+    #[arg(long, value_name = "PEM")]
+    ca_cert: Option<PathBuf>,
     /// The table to command.
     #[arg(long, default_value = "T01")]
     table: String,
@@ -119,16 +123,39 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
         Some(id) => id.clone(),
         None => fresh_command_id()?,
     };
+    let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
-        let channel = Endpoint::from_shared(args.server.clone())
-            .with_context(|| format!("--server {}: not a URL", args.server))?
+        let channel = endpoint
             .connect()
             .await
             .with_context(|| format!("could not connect to {}", args.server))?;
         let mut client = TableServiceClient::with_interceptor(channel, bearer);
         send(&mut client, &args.table, command_id, &args.command).await
     })
+}
+
+/// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
+/// `https://`. Each needs the other (tonic would send plaintext to `http://` even with a CA).
+fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
+    let endpoint = Endpoint::from_shared(server.to_owned())
+        .with_context(|| format!("--server {server}: not a URL"))?;
+    let https = endpoint.uri().scheme_str() == Some("https");
+    match (ca_cert, https) {
+        (Some(ca), true) => {
+            let tls = ClientTls::from_ca_pem_file(ca)?;
+            endpoint
+                .tls_config(tls.config())
+                .with_context(|| format!("--ca-cert {}", ca.display()))
+        }
+        (None, false) => Ok(endpoint),
+        (None, true) => bail!(
+            "--server {server}: https needs --ca-cert (the CA that signed the broadcaster's certificate)"
+        ),
+        (Some(_), false) => {
+            bail!("--server {server}: --ca-cert is given, so use https:// (this URL is not)")
+        }
+    }
 }
 
 async fn send(

@@ -1,12 +1,13 @@
 //! [`RemoteRules`]: the validator's RulesService over gRPC, as the actor's [`Rules`].
 //!
+//! Plaintext on loopback; TLS (trusting one configured CA) with an `https://` URL.
 //! Every call has a deadline. A validator that is down, slow or refusing the caller is
 //! [`RulesError::Unreachable`], which the actor turns into a refused card: a card is never
 //! accepted unchecked.
 
 use std::time::Duration;
 
-use banco_auth::BearerToken;
+use banco_auth::{BearerToken, ClientTls};
 use banco_rules::{Bet, Card, Composition, Paytable, Settlement};
 use banco_wire::convert;
 use banco_wire::pb;
@@ -25,14 +26,49 @@ pub struct RemoteRules {
 }
 
 impl RemoteRules {
-    /// A client of the validator at `url` (e.g. `http://127.0.0.1:50051`). The connection
-    /// is made lazily, on the first call and again after a failure, so a validator that is
-    /// down at start-up only makes cards wait for it. Call within a tokio runtime.
+    /// A client of the validator at `url` (e.g. `http://127.0.0.1:50051`), in plaintext
+    /// (loopback only: a validator beyond it serves TLS, see [`RemoteRules::connect_tls`]).
+    /// The connection is made lazily, on the first call and again after a failure, so a
+    /// validator that is down at start-up only makes cards wait for it. Call within a tokio
+    /// runtime.
     pub fn connect(url: &str, token: &str, timeout: Duration) -> Result<RemoteRules, RulesError> {
+        RemoteRules::connect_tls(url, token, timeout, None)
+    }
+
+    /// As [`RemoteRules::connect`], over TLS when `tls` is given: the validator's
+    /// certificate must then be signed by that CA, and `url` must be `https://`. The two
+    /// go together: an `https://` URL without a CA, or a CA with an `http://` URL (which
+    /// tonic would silently send in plaintext), is refused here rather than at the first
+    /// card.
+    pub fn connect_tls(
+        url: &str,
+        token: &str,
+        timeout: Duration,
+        tls: Option<ClientTls>,
+    ) -> Result<RemoteRules, RulesError> {
         let endpoint = Endpoint::from_shared(url.to_owned())
             .map_err(|e| RulesError::Unreachable(format!("bad validator url `{url}`: {e}")))?
             .connect_timeout(timeout)
             .timeout(timeout);
+        let https = endpoint.uri().scheme_str() == Some("https");
+        let endpoint = match (tls, https) {
+            (Some(tls), true) => endpoint.tls_config(tls.config()).map_err(|e| {
+                RulesError::Unreachable(format!("validator TLS ({tls:?}) unusable: {e}"))
+            })?,
+            (None, false) => endpoint,
+            (None, true) => {
+                return Err(RulesError::Unreachable(format!(
+                    "https needs --validator-ca (the CA that signed the validator's \
+                     certificate) to reach `{url}`"
+                )));
+            }
+            (Some(_), false) => {
+                return Err(RulesError::Unreachable(format!(
+                    "a validator CA is configured but `{url}` is not https://; \
+                     use https:// so the connection is encrypted"
+                )));
+            }
+        };
         let token = BearerToken::new(token)
             .map_err(|e| RulesError::Unreachable(format!("bad validator token: {e}")))?;
         let channel = endpoint.connect_lazy();
