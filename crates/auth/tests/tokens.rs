@@ -409,3 +409,43 @@ fn times_before_1970_are_an_error_not_a_panic() {
         Err(TokenError::Clock(_))
     ));
 }
+
+/// The verifier remembers tokens whose signature it checked; that must never let a token
+/// past its expiry, nor let a look-alike token in.
+#[test]
+fn a_remembered_token_still_expires_and_look_alikes_are_checked_in_full() {
+    let issuer = issuer();
+    let verifier = issuer.verifier();
+    let token = issuer
+        .issue("alice@casino.example", Role::Player, hour(), at(T0))
+        .unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            verifier.verify(&token, at(T0 + 10)).unwrap().sub,
+            "alice@casino.example"
+        );
+    }
+    assert!(matches!(
+        verifier.verify(&token, at(T0 + 7200)),
+        Err(TokenError::Expired { .. })
+    ));
+    // A clone shares what was checked, and still applies the clock.
+    assert!(matches!(
+        verifier.clone().verify(&token, at(T0 + 7200)),
+        Err(TokenError::Expired { .. })
+    ));
+    let last = token.len() - 2;
+    assert!(
+        verifier
+            .verify(&flip_char(&token, last), at(T0 + 10))
+            .is_err()
+    );
+    // A verifier for another audience never sees the first one's memory.
+    let other = Verifier::new("other")
+        .unwrap()
+        .with_public_key(issuer.verifying_key());
+    assert!(matches!(
+        other.verify(&token, at(T0 + 10)),
+        Err(TokenError::WrongAudience { .. })
+    ));
+}
