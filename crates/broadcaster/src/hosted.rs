@@ -3,7 +3,7 @@
 //! (who is at the table, the last refusal, alerts).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorError, TableHandle};
@@ -12,6 +12,7 @@ use banco_wire::pb;
 use tonic::Status;
 
 use crate::error::BroadcasterError;
+use crate::hub::{FanoutLimits, Hub, HubError};
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -22,6 +23,8 @@ pub struct HostedTable {
     config: TableConfig,
     shoe: ShoeConfig,
     console: Mutex<Console>,
+    /// Started by [`crate::serve`] (it needs the runtime).
+    hub: OnceLock<Hub>,
 }
 
 /// What the console shows that the table does not keep.
@@ -41,6 +44,7 @@ impl HostedTable {
             config,
             shoe,
             console: Mutex::new(Console::default()),
+            hub: OnceLock::new(),
         }
     }
 
@@ -50,6 +54,29 @@ impl HostedTable {
 
     pub fn handle(&self) -> &TableHandle {
         &self.handle
+    }
+
+    /// The table's fan-out hub; UNAVAILABLE before the server started it.
+    pub(crate) fn hub(&self) -> Result<&Hub, Status> {
+        self.hub.get().ok_or_else(|| {
+            Status::unavailable(format!(
+                "table {}: its event fan-out is not running",
+                self.id()
+            ))
+        })
+    }
+
+    /// Starts the fan-out hub once; later calls keep the first.
+    pub(crate) async fn start_hub(
+        &self,
+        currency: &str,
+        limits: FanoutLimits,
+    ) -> Result<(), HubError> {
+        if self.hub.get().is_none() {
+            let hub = Hub::start(self.handle.clone(), currency.to_owned(), limits).await?;
+            let _ = self.hub.set(hub);
+        }
+        Ok(())
     }
 
     pub fn config(&self) -> &TableConfig {
@@ -101,6 +128,14 @@ impl HostedTable {
         state.croupier.clone_from(&console.croupier);
         state.last_refusal.clone_from(&console.last_refusal);
         state.alerts.clone_from(&console.alerts);
+        drop(console);
+        if let Some(hub) = self.hub.get() {
+            hub.view(|view| {
+                state.players = view.players;
+                state.seats.clone_from(&view.seats);
+                state.chat = view.chat.iter().cloned().collect();
+            });
+        }
         state
     }
 

@@ -18,16 +18,20 @@
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
 mod error;
+mod history;
 mod hosted;
+mod hub;
 mod outbox;
 mod player_service;
 mod serve;
+mod subscribe;
 mod table_service;
 mod wire;
 
 pub use banco_auth::{ServerTls, TlsError};
 pub use error::BroadcasterError;
 pub use hosted::HostedTable;
+pub use hub::{FanoutLimits, HubError};
 pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
 pub use serve::{ServeError, ServeOptions, serve};

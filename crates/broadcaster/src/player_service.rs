@@ -11,12 +11,13 @@ use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
 use banco_table::actor::ActorError;
 use banco_table::book::{PositionRefusal, Raise, Stakes};
-use banco_table::{Command, Event, Pacing, Refusal, RoundId};
+use banco_table::{Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
 use banco_wire::{ConversionError, pb};
 use futures::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::error::BroadcasterError;
+use crate::history;
 use crate::hosted::{HostedTable, Tables};
 use crate::wire;
 
@@ -92,12 +93,35 @@ impl PlayerServer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn balance(&self, available: i64, in_play: i64) -> pb::Balance {
+    /// The table `table_id` names.
+    pub(crate) fn table(&self, table_id: &str) -> Result<Arc<HostedTable>, Status> {
+        Ok(Arc::clone(self.tables.get(table_id)?))
+    }
+
+    pub(crate) fn balance(&self, available: i64, in_play: i64) -> pb::Balance {
         pb::Balance {
             available_minor: available,
             in_play_minor: in_play,
             currency: self.currency.clone(),
         }
+    }
+
+    /// The caller's seat after a seat command, with the table's refusal if any.
+    async fn seat_response(
+        &self,
+        table: &HostedTable,
+        player: &str,
+        refusal: Option<pb::Refusal>,
+    ) -> Result<Response<pb::SeatResponse>, Status> {
+        let joined = table
+            .handle()
+            .join(player)
+            .await
+            .map_err(|e| table.actor_error(e))?;
+        Ok(Response::new(pb::SeatResponse {
+            seat: joined.seat.map_or(0, u32::from),
+            refusal,
+        }))
     }
 
     /// The player's money at the table: available, and exactly what is staked on the round
@@ -111,14 +135,16 @@ impl PlayerServer {
         Ok(self.balance(position.balance, position.in_play()))
     }
 
-    fn info(
+    /// The lobby's entry for `table`, as `snapshot` shows it.
+    pub(crate) fn info(
         &self,
         table: &HostedTable,
-        phase: pb::TablePhase,
-        croupier: String,
+        snapshot: &TableSnapshot,
         last_results: &[Winner],
     ) -> pb::TableInfo {
         let policy = &table.config().policy;
+        let state = table.decorate(pb::TableState::default());
+        let seats_taken = state.seats.iter().filter(|s| !s.is_empty()).count();
         pb::TableInfo {
             table_id: table.id().to_owned(),
             name: table.id().to_owned(),
@@ -136,13 +162,13 @@ impl PlayerServer {
                 .collect(),
             paytable: Some(pb::Paytable::from(&policy.paytable)),
             decks: u32::from(table.shoe_config().decks),
-            seats: 0,
-            seats_taken: 0,
+            seats: u32::from(policy.seats),
+            seats_taken: u32::try_from(seats_taken).unwrap_or(u32::MAX),
             pacing: pacing_to_pb(table.config().pacing).into(),
-            phase: phase.into(),
-            players: 0,
+            phase: wire::phase_to_pb(snapshot.phase).into(),
+            players: state.players,
             last_results: winners_to_pb(last_results),
-            croupier,
+            croupier: state.croupier,
         }
     }
 }
@@ -268,13 +294,55 @@ fn requested_bets(bets: Vec<pb::Bet>) -> Result<Vec<(BetKind, i64)>, ConversionE
     Ok(bets.iter().map(|b| (b.kind, b.stake)).collect())
 }
 
+/// The table's refusal of a command, as the reply carries it; other failures are errors.
+fn refusal_of(
+    table: &HostedTable,
+    result: Result<banco_table::Applied, ActorError>,
+) -> Result<Option<pb::Refusal>, Status> {
+    match result {
+        Ok(_) => Ok(None),
+        Err(ActorError::Refused(refusal)) => Ok(Some(wire::refusal_to_pb(&refusal))),
+        Err(e) => Err(table.actor_error(e).into()),
+    }
+}
+
+/// A refused bet request also reaches the player's event stream (BetRefused), one event
+/// per requested bet, so that every screen of the player shows it.
+fn tell_refused(
+    table: &HostedTable,
+    player: &str,
+    round_id: &str,
+    key: &str,
+    requested: &[(BetKind, i64)],
+    decisions: &[pb::BetDecision],
+) {
+    let Ok(hub) = table.hub() else {
+        return;
+    };
+    for (&(kind, stake), decision) in requested.iter().zip(decisions) {
+        if let Some(pb::bet_decision::Decision::Refusal(refusal)) = &decision.decision {
+            hub.tell(
+                player,
+                round_id,
+                pb::table_event::Event::BetRefused(pb::BetRefused {
+                    idempotency_key: key.to_owned(),
+                    bet: Some(pb::Bet {
+                        kind: pb::BetKind::from(kind).into(),
+                        stake_minor: stake,
+                    }),
+                    refusal: Some(refusal.clone()),
+                }),
+            );
+        }
+    }
+}
+
 fn bad(error: ConversionError) -> Status {
     BroadcasterError::from(error).into()
 }
 
 fn later(call: &str) -> Status {
-    BroadcasterError::Unimplemented(format!("{call} comes with the player fan-out (issue 4)"))
-        .into()
+    BroadcasterError::Unimplemented(format!("{call} comes with live video (issue 7)")).into()
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
@@ -289,20 +357,31 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         caller(&request)?;
         let mut tables = Vec::new();
         for table in self.tables.all() {
-            let (seq, snapshot) = table.snapshot().await?;
-            let state = table.decorate(wire::table_state(&snapshot, seq));
-            tables.push(self.info(table, state.phase(), state.croupier, &snapshot.last_results));
+            let (_, snapshot) = table.snapshot().await?;
+            tables.push(self.info(table, &snapshot, &snapshot.last_results));
         }
         Ok(Response::new(pb::ListTablesResponse { tables }))
     }
 
     type SubscribeStream = EventStream;
 
+    /// Served by [`crate::subscribe::PlayerRoutes`], which sends the hub's bytes as they
+    /// are; this decoding form is for callers of the service object in the same process.
     async fn subscribe(
         &self,
-        _request: Request<pb::SubscribeRequest>,
+        request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        Err(later("Subscribe"))
+        use futures::StreamExt as _;
+        use prost::Message as _;
+        let player = caller(&request)?.sub.clone();
+        let bytes = crate::subscribe::open(self, &player, request.into_inner()).await?;
+        let events = bytes.map(|item| {
+            item.and_then(|bytes| {
+                pb::TableEvent::decode(bytes)
+                    .map_err(|e| Status::internal(format!("an encoded event did not decode: {e}")))
+            })
+        });
+        Ok(Response::new(Box::pin(events)))
     }
 
     async fn place_bets(
@@ -340,7 +419,18 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                     })
                     .collect()
             }
-            Err(ActorError::Refused(refusal)) => refused_decisions(&requested, &refusal),
+            Err(ActorError::Refused(refusal)) => {
+                let decisions = refused_decisions(&requested, &refusal);
+                tell_refused(
+                    &table,
+                    &player,
+                    &r.round_id,
+                    &r.idempotency_key,
+                    &requested,
+                    &decisions,
+                );
+                decisions
+            }
             Err(e) => return Err(table.actor_error(e).into()),
         };
         Ok(Response::new(pb::PlaceBetsResponse {
@@ -456,30 +546,101 @@ impl pb::player_service_server::PlayerService for PlayerServer {
 
     async fn pass_hand(
         &self,
-        _request: Request<pb::PassHandRequest>,
+        request: Request<pb::PassHandRequest>,
     ) -> Result<Response<pb::PassHandResponse>, Status> {
-        Err(later("PassHand"))
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let round_id = wire::round_id("round_id", &request.get_ref().round_id).map_err(bad)?;
+        let command = Command::PassHand {
+            player,
+            round_id,
+            now_ms: 0,
+        };
+        let refusal = refusal_of(&table, table.handle().submit(None, command).await)?;
+        Ok(Response::new(pb::PassHandResponse { refusal }))
     }
 
     async fn take_seat(
         &self,
-        _request: Request<pb::TakeSeatRequest>,
+        request: Request<pb::TakeSeatRequest>,
     ) -> Result<Response<pb::SeatResponse>, Status> {
-        Err(later("TakeSeat"))
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let seat = u8::try_from(request.get_ref().seat).map_err(|_| {
+            bad(ConversionError::invalid(
+                "seat",
+                request.get_ref().seat.to_string(),
+                "a seat number from 1 to the table's seats, or 0 for any free seat",
+            ))
+        })?;
+        let command = Command::TakeSeat {
+            player: player.clone(),
+            seat,
+            now_ms: 0,
+        };
+        let refusal = refusal_of(&table, table.handle().submit(None, command).await)?;
+        self.seat_response(&table, &player, refusal).await
     }
 
     async fn leave_seat(
         &self,
-        _request: Request<pb::LeaveSeatRequest>,
+        request: Request<pb::LeaveSeatRequest>,
     ) -> Result<Response<pb::SeatResponse>, Status> {
-        Err(later("LeaveSeat"))
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let command = Command::LeaveSeat {
+            player: player.clone(),
+            now_ms: 0,
+        };
+        let refusal = refusal_of(&table, table.handle().submit(None, command).await)?;
+        self.seat_response(&table, &player, refusal).await
     }
 
+    /// The caller's bets, newest first, over one table or every table, paged. The page
+    /// token holds where each table's list stopped.
     async fn my_bets(
         &self,
-        _request: Request<pb::MyBetsRequest>,
+        request: Request<pb::MyBetsRequest>,
     ) -> Result<Response<pb::MyBetsResponse>, Status> {
-        Err(later("MyBets"))
+        let player = caller(&request)?.sub.clone();
+        let r = request.into_inner();
+        let size = match r.page_size {
+            0 => 20,
+            n @ 1..=100 => n as usize,
+            n => {
+                return Err(bad(ConversionError::invalid(
+                    "page_size",
+                    n.to_string(),
+                    "1 to 100 (0 means 20)",
+                )));
+            }
+        };
+        let tables: Vec<Arc<HostedTable>> = if r.table_id.is_empty() {
+            self.tables.all().cloned().collect()
+        } else {
+            vec![self.table(&r.table_id)?]
+        };
+        let cursors = history::parse_token(&r.page_token).map_err(bad)?;
+        let mut lists = Vec::new();
+        for table in &tables {
+            let before = cursors.get(table.id()).cloned();
+            if before.as_ref().is_some_and(|c| c.is_none()) {
+                // This table's list was exhausted on an earlier page.
+                continue;
+            }
+            let entries = table
+                .handle()
+                .history(&player, before.flatten(), size + 1)
+                .await
+                .map_err(|e| table.actor_error(e))?;
+            lists.push((table.id().to_owned(), entries));
+        }
+        let page = history::merge(lists, &cursors, size);
+        Ok(Response::new(pb::MyBetsResponse {
+            entries: page
+                .entries
+                .iter()
+                .map(|(table, entry)| history::entry_to_pb(table, entry))
+                .collect(),
+            next_page_token: page.next_token,
+        }))
     }
 
     /// The caller's money over every table hosted here: available, and staked on rounds
@@ -503,11 +664,41 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         Ok(Response::new(self.balance(available, in_play)))
     }
 
+    /// Lowers the caller's own limit on every table hosted here (RULES.md: it applies on
+    /// every table). Raising or removing it is refused with the reason: a player's limit
+    /// only goes down, at most once a week.
     async fn set_self_limit(
         &self,
-        _request: Request<pb::SetSelfLimitRequest>,
+        request: Request<pb::SetSelfLimitRequest>,
     ) -> Result<Response<pb::SetSelfLimitResponse>, Status> {
-        Err(later("SetSelfLimit"))
+        let player = caller(&request)?.sub.clone();
+        let asked = request.get_ref().max_bet_minor;
+        let mut in_force = None;
+        for table in self.tables.all() {
+            let command = Command::SetSelfLimit {
+                player: player.clone(),
+                max_bet_minor: asked,
+                now_ms: 0,
+            };
+            match table.handle().submit(None, command).await {
+                Ok(_) => {}
+                Err(ActorError::Refused(refusal)) => {
+                    return Err(Status::failed_precondition(refusal.to_string()));
+                }
+                Err(e) => return Err(table.actor_error(e).into()),
+            }
+            let position = table
+                .handle()
+                .player(&player)
+                .await
+                .map_err(|e| table.actor_error(e))?;
+            in_force = in_force.or(position.self_limit);
+        }
+        Ok(Response::new(pb::SetSelfLimitResponse {
+            max_bet_minor: in_force.unwrap_or(0),
+            pending_effective_at: None,
+            pending_max_bet_minor: 0,
+        }))
     }
 
     /// The shoe's last results (up to 59, oldest first) and its roads; voided rounds have
@@ -530,9 +721,16 @@ impl pb::player_service_server::PlayerService for PlayerServer {
 
     async fn send_chat(
         &self,
-        _request: Request<pb::SendChatRequest>,
+        request: Request<pb::SendChatRequest>,
     ) -> Result<Response<pb::SendChatResponse>, Status> {
-        Err(later("SendChat"))
+        let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
+        let command = Command::Chat {
+            player,
+            text: request.into_inner().text,
+            now_ms: 0,
+        };
+        let refusal = refusal_of(&table, table.handle().submit(None, command).await)?;
+        Ok(Response::new(pb::SendChatResponse { refusal }))
     }
 
     type WatchVideoStream = VideoStream;

@@ -15,7 +15,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
 
 use crate::hosted::{HostedTable, Tables};
+use crate::hub::FanoutLimits;
 use crate::player_service::PlayerServer;
+use crate::subscribe::PlayerRoutes;
 use crate::table_service::TableServer;
 
 /// How to serve.
@@ -34,6 +36,8 @@ pub struct ServeOptions {
     /// Serve over TLS (clients connect with `https://`); `None`: plaintext, which is
     /// refused beyond loopback.
     pub tls: Option<ServerTls>,
+    /// What each table's fan-out hub keeps (ring of recent events, queue per subscriber).
+    pub fanout: FanoutLimits,
 }
 
 impl ServeOptions {
@@ -45,6 +49,7 @@ impl ServeOptions {
             welcome_credit: 0,
             currency: "EUR".to_owned(),
             tls: None,
+            fanout: FanoutLimits::default(),
         }
     }
 }
@@ -62,6 +67,8 @@ pub enum ServeError {
     WelcomeCredit(i64),
     #[error("reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    #[error(transparent)]
+    Hub(#[from] crate::hub::HubError),
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -103,10 +110,17 @@ pub async fn serve(
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()?;
+    for table in tables.all() {
+        table.start_hub(&options.currency, options.fanout).await?;
+    }
     let croupiers = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Croupier]);
     let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
     let table_service = TableServer::new(Arc::clone(&tables));
-    let player_service = PlayerServer::new(tables, options.welcome_credit, options.currency);
+    let player_service = Arc::new(PlayerServer::new(
+        tables,
+        options.welcome_credit,
+        options.currency,
+    ));
     tracing::info!(
         %addr,
         tables = count,
@@ -120,10 +134,7 @@ pub async fn serve(
             TableServiceServer::new(table_service),
             croupiers,
         ))
-        .add_service(InterceptedService::new(
-            PlayerServiceServer::new(player_service),
-            players,
-        ))
+        .add_service(PlayerRoutes::new(player_service, players))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     Ok(())

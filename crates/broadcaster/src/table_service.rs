@@ -261,13 +261,27 @@ impl pb::table_service_server::TableService for TableServer {
         &self,
         request: Request<pb::MutePlayerRequest>,
     ) -> Result<Response<pb::CommandReply>, Status> {
-        caller(&request)?;
-        self.tables.get(&request.get_ref().table_id)?;
-        Err(BroadcasterError::Unimplemented(
-            "MutePlayer: chat is not available yet at this broadcaster, so there is no one to mute"
-                .to_owned(),
-        )
-        .into())
+        let r = request.get_ref();
+        let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
+        if r.player_id.is_empty() {
+            return Err(bad(ConversionError::missing("player_id")));
+        }
+        // Lifting a mute needs no reason; a mute does (it is journaled and told to the
+        // player).
+        let reason = if r.minutes == 0 {
+            r.reason.trim().to_owned()
+        } else {
+            wire::reason("reason", &r.reason).map_err(bad)?
+        };
+        tracing::info!(table = table.id(), croupier = %by, player = %r.player_id, minutes = r.minutes, "croupier mutes a player");
+        let command = Command::MutePlayer {
+            player: r.player_id.clone(),
+            minutes: r.minutes,
+            reason,
+            by,
+            now_ms: 0,
+        };
+        Self::submit(table, id, Built::Command(command)).await
     }
 
     type WatchTableStream = StateStream;

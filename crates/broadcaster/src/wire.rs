@@ -132,6 +132,9 @@ pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState 
         alerts: Vec::new(),
         cards_left: snapshot.cards_left.map_or(0, u32::from),
         seq,
+        chat: Vec::new(),
+        players: 0,
+        seats: Vec::new(),
     }
 }
 
@@ -171,6 +174,23 @@ pub(crate) fn refusal_to_pb(refusal: &Refusal) -> pb::Refusal {
         Refusal::Ledger(_) | Refusal::Settle(_) => (C::NotAllowed, ""),
         Refusal::CardRefused { code, .. } => (authority_code(*code), "card"),
         Refusal::CommandIdReused { .. } => (C::IdempotencyConflict, "command_id"),
+        Refusal::NoSeats { .. }
+        | Refusal::NoSuchSeat { .. }
+        | Refusal::SeatTaken { .. }
+        | Refusal::TableFull { .. }
+        | Refusal::AlreadySeated { .. }
+        | Refusal::NotSeated { .. }
+        | Refusal::LeavingWithStakes { .. }
+        | Refusal::SeatNeeded { .. } => (C::Seat, ""),
+        Refusal::PassNotNow { .. } => (C::WrongPhase, ""),
+        Refusal::PassTooLate { .. } => (C::BettingClosed, ""),
+        Refusal::PassAfterBet { .. }
+        | Refusal::AlreadyPassed { .. }
+        | Refusal::BetAfterPass { .. } => (C::NotAllowed, ""),
+        Refusal::ChatText { .. } => (C::NotAllowed, "text"),
+        Refusal::ChatRateLimited { .. } => (C::RateLimited, ""),
+        Refusal::Muted { .. } => (C::Muted, ""),
+        Refusal::NotMuted { .. } => (C::NotAllowed, "player_id"),
     };
     pb::Refusal {
         code: code.into(),

@@ -2,227 +2,9 @@
 //! in-process table actor (LocalRules, MemorySink).
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+mod common;
 
-use banco_auth::keys::signing_key_from_seed;
-use banco_auth::{BearerToken, Issuer, Role};
-use banco_broadcaster::{HostedTable, ServeOptions, serve};
-use banco_rules::shoe::ShoeConfig;
-use banco_table::actor::{ActorConfig, ActorTask, Clock, LocalRules, MemorySink, spawn};
-use banco_table::{Pacing, TableConfig};
-use banco_wire::pb;
-use banco_wire::pb::player_service_client::PlayerServiceClient;
-use banco_wire::pb::table_service_client::TableServiceClient;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tonic::Code;
-use tonic::codegen::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
-
-type Croupier = TableServiceClient<InterceptedService<Channel, BearerToken>>;
-type Player = PlayerServiceClient<InterceptedService<Channel, BearerToken>>;
-
-const WELCOME: i64 = 10_000;
-
-struct Harness {
-    channel: Channel,
-    issuer: Issuer,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<ActorTask>,
-    _dir: tempfile::TempDir,
-}
-
-impl Harness {
-    /// One live table `T01` with a 1-deck shoe, and a welcome credit.
-    async fn start() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let config = TableConfig::new("T01", Pacing::Live);
-        let (handle, task) = spawn(
-            ActorConfig::in_dir(config.clone(), dir.path()),
-            Arc::new(LocalRules),
-            Arc::new(MemorySink::new()),
-            Clock::system(),
-        )
-        .await
-        .unwrap();
-        let issuer = Issuer::new(signing_key_from_seed(&[7; 32]), "banco").unwrap();
-        let shoe = ShoeConfig {
-            decks: 1,
-            ..ShoeConfig::default()
-        };
-        let mut options = ServeOptions::new(
-            Arc::new(issuer.verifier()),
-            vec![HostedTable::new(handle, config, shoe)],
-        );
-        options.welcome_credit = WELCOME;
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(serve(listener, options, async {
-            let _ = stopped.await;
-        }));
-        let channel = Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        Harness {
-            channel,
-            issuer,
-            stop: Some(stop),
-            task: Some(task),
-            _dir: dir,
-        }
-    }
-
-    fn token(&self, sub: &str, role: Role) -> BearerToken {
-        let token = self
-            .issuer
-            .issue(sub, role, Duration::from_secs(600), SystemTime::now())
-            .unwrap();
-        BearerToken::new(&token).unwrap()
-    }
-
-    fn croupier(&self) -> Croupier {
-        TableServiceClient::with_interceptor(
-            self.channel.clone(),
-            self.token("anna", Role::Croupier),
-        )
-    }
-
-    fn player(&self, name: &str) -> Player {
-        PlayerServiceClient::with_interceptor(self.channel.clone(), self.token(name, Role::Player))
-    }
-
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            task.shutdown().await;
-        }
-    }
-}
-
-static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-fn id() -> String {
-    format!(
-        "cmd-{}",
-        NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-    )
-}
-
-fn t01() -> String {
-    "T01".to_owned()
-}
-
-async fn open_shoe(c: &mut Croupier) -> pb::CommandReply {
-    let request = pb::OpenShoeRequest {
-        table_id: t01(),
-        command_id: id(),
-        config: None,
-    };
-    c.open_shoe(request).await.unwrap().into_inner()
-}
-
-async fn burn(c: &mut Croupier, card: &str) -> pb::CommandReply {
-    let request = pb::BurnRequest {
-        table_id: t01(),
-        command_id: id(),
-        exposed_card: card.to_owned(),
-        source: pb::CardSource::Scanner.into(),
-    };
-    c.burn(request).await.unwrap().into_inner()
-}
-
-async fn open_betting(c: &mut Croupier) -> pb::CommandReply {
-    let request = pb::OpenBettingRequest {
-        table_id: t01(),
-        command_id: id(),
-        duration_ms: 0,
-    };
-    c.open_betting(request).await.unwrap().into_inner()
-}
-
-async fn close_betting(c: &mut Croupier) -> pb::CommandReply {
-    let request = pb::CloseBettingRequest {
-        table_id: t01(),
-        command_id: id(),
-    };
-    c.close_betting(request).await.unwrap().into_inner()
-}
-
-async fn deal(c: &mut Croupier, card: &str) -> pb::CommandReply {
-    let request = pb::DealCardRequest {
-        table_id: t01(),
-        command_id: id(),
-        card: card.to_owned(),
-        source: pb::CardSource::Scanner.into(),
-    };
-    c.deal_card(request).await.unwrap().into_inner()
-}
-
-async fn confirm(c: &mut Croupier, round_id: &str) -> pb::CommandReply {
-    let request = pb::ConfirmResultRequest {
-        table_id: t01(),
-        command_id: id(),
-        round_id: round_id.to_owned(),
-    };
-    c.confirm_result(request).await.unwrap().into_inner()
-}
-
-fn bet(kind: pb::BetKind, stake: i64) -> pb::Bet {
-    pb::Bet {
-        kind: kind.into(),
-        stake_minor: stake,
-    }
-}
-
-async fn place(
-    p: &mut Player,
-    round_id: &str,
-    bets: Vec<pb::Bet>,
-    key: &str,
-) -> pb::PlaceBetsResponse {
-    let request = pb::PlaceBetsRequest {
-        table_id: t01(),
-        round_id: round_id.to_owned(),
-        bets,
-        idempotency_key: key.to_owned(),
-    };
-    p.place_bets(request).await.unwrap().into_inner()
-}
-
-fn state(reply: &pb::CommandReply) -> &pb::TableState {
-    reply.state.as_ref().unwrap()
-}
-
-fn refusal_code(reply: &pb::CommandReply) -> pb::RefusalCode {
-    reply.refusal.as_ref().unwrap().code()
-}
-
-fn decision_refusal(decision: &pb::BetDecision) -> &pb::Refusal {
-    match decision.decision.as_ref().unwrap() {
-        pb::bet_decision::Decision::Refusal(r) => r,
-        pb::bet_decision::Decision::Accepted(a) => panic!("accepted: {a:?}"),
-    }
-}
-
-/// A shoe in play (burn AS: the 1-deck shoe's only ace of spades is seen) and betting
-/// open; returns the round id.
-async fn to_betting(c: &mut Croupier) -> String {
-    let reply = open_shoe(c).await;
-    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
-    assert_eq!(state(&reply).shoe_state(), pb::ShoeState::AwaitingBurn);
-    let reply = burn(c, "AS").await;
-    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
-    let reply = open_betting(c).await;
-    assert!(reply.refusal.is_none(), "{:?}", reply.refusal);
-    assert_eq!(state(&reply).phase(), pb::TablePhase::BettingOpen);
-    state(&reply).round_id.clone()
-}
+use common::*;
 
 #[tokio::test]
 async fn a_whole_round_through_both_services() {
@@ -502,29 +284,36 @@ async fn roles_and_tokens_are_checked() {
         .unwrap_err();
     assert_eq!(unknown.code(), Code::NotFound);
 
-    let later = h
+    let unknown = h
         .player("pia")
         .subscribe(pb::SubscribeRequest {
-            table_id: t01(),
+            table_id: "T99".to_owned(),
             resume_from_seq: 0,
         })
         .await
         .err()
         .unwrap();
-    assert_eq!(later.code(), Code::Unimplemented);
-    let mute = h
-        .croupier()
-        .mute_player(pb::MutePlayerRequest {
-            table_id: t01(),
-            command_id: id(),
-            player_id: "pia".to_owned(),
-            minutes: 5,
-            reason: "spam".to_owned(),
-        })
+    assert_eq!(unknown.code(), Code::NotFound);
+    // A player cannot mute anyone: MutePlayer is the croupier's.
+    let denied =
+        TableServiceClient::with_interceptor(h.channel.clone(), h.token("pia", Role::Player))
+            .mute_player(pb::MutePlayerRequest {
+                table_id: t01(),
+                command_id: id(),
+                player_id: "bob".to_owned(),
+                minutes: 5,
+                reason: "spam".to_owned(),
+            })
+            .await
+            .unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
+    let later = h
+        .player("pia")
+        .watch_video(pb::WatchVideoRequest { table_id: t01() })
         .await
-        .unwrap_err();
-    assert_eq!(mute.code(), Code::Unimplemented);
-    assert!(mute.message().contains("chat"), "{}", mute.message());
+        .err()
+        .unwrap();
+    assert_eq!(later.code(), Code::Unimplemented);
     h.stop().await;
 }
 

@@ -1,4 +1,7 @@
-//! `banco broadcaster`: one table actor served over TableService and PlayerService.
+//! `banco broadcaster`: table actors served over TableService and PlayerService.
+//!
+//! Each `--table` is one table (`T01`, or `T01=5-300` with its limits in major units);
+//! `--seven-tiers` hosts T01–T07 with the seven tiers of RULES.md (seed 004).
 //!
 //! Files under `<data-dir>/<table>/`: the journal (`<table>.journal`), the outbox
 //! watermark (`<table>.outbox`) and, until the archive service exists, `outbox.jsonl`:
@@ -17,8 +20,8 @@ use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{HostedTable, OutboxFile, ServeOptions, serve};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
-use banco_table::actor::{ActorConfig, Clock, RemoteRules, TableHandle, spawn};
-use banco_table::{Command, Pacing, TableConfig};
+use banco_table::actor::{ActorConfig, Clock, RemoteRules, Rules, TableHandle, spawn};
+use banco_table::{Command, Limits, Pacing, TableConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
@@ -37,9 +40,24 @@ pub(crate) struct BroadcasterArgs {
     listen: SocketAddr,
     #[command(flatten)]
     tls: crate::validator::TlsArgs,
-    /// The table's id (1 to 16 letters or digits), as in round ids.
-    #[arg(long, default_value = "T01")]
-    table: String,
+    /// A table to host: its id (1 to 16 letters or digits, as in round ids), optionally
+    /// with its limits per position in major units, `T01=5-300`. Repeat for more tables.
+    #[arg(long = "table", default_value = "T01")]
+    tables: Vec<String>,
+    /// Host T01 to T07 with the seven tiers of RULES.md (2–41 … 200–2100), instead of
+    /// `--table`.
+    #[arg(long, conflicts_with = "tables")]
+    seven_tiers: bool,
+    /// How long betting stays open: on a live table it then closes by itself (without it,
+    /// the croupier closes betting); on an automated table the default is 20.
+    #[arg(long, value_name = "SECONDS")]
+    betting_seconds: Option<u32>,
+    /// Seats at each table (RULES.md: 5, or 0 for none: any number of players bet behind).
+    #[arg(long, default_value_t = 0)]
+    seats: u8,
+    /// A file of words masked in the table chat, one per line (`#` starts a comment).
+    #[arg(long, value_name = "FILE")]
+    chat_blocked_words: Option<PathBuf>,
     /// Folder for the table's journal and outbox (under `<data-dir>/<table>/`).
     #[arg(long, default_value = "data")]
     data_dir: PathBuf,
@@ -105,21 +123,66 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     };
     shoe.validate()
         .with_context(|| format!("--decks {}", args.decks))?;
-    let mut config = TableConfig::new(
-        &args.table,
-        match args.pacing {
-            PacingArg::Live => Pacing::Live,
-            PacingArg::Automated => Pacing::AutomatedMultiplayer,
-            PacingArg::Single => Pacing::SinglePlayer,
-        },
-    );
-    config.policy.paytable = Paytable::preset(&args.paytable)
+    let pacing = match args.pacing {
+        PacingArg::Live => Pacing::Live,
+        PacingArg::Automated => Pacing::AutomatedMultiplayer,
+        PacingArg::Single => Pacing::SinglePlayer,
+    };
+    let paytable = Paytable::preset(&args.paytable)
         .with_context(|| format!("--paytable {}", args.paytable))?;
-    config
-        .validate()
-        .with_context(|| format!("--table {}", args.table))?;
-    let dir = args.data_dir.join(&args.table);
-    std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let blocked_words = match &args.chat_blocked_words {
+        Some(path) => read_words(path)?,
+        None => Vec::new(),
+    };
+    let specs = if args.seven_tiers {
+        SEVEN_TIERS
+            .iter()
+            .enumerate()
+            .map(|(i, &(min, max))| TableSpec {
+                id: format!("T{:02}", i + 1),
+                limits: Some(Limits {
+                    min: min * 100,
+                    max: max * 100,
+                }),
+            })
+            .collect()
+    } else {
+        args.tables
+            .iter()
+            .map(|spec| parse_table(spec))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    let mut configs = Vec::new();
+    for spec in &specs {
+        let mut config = TableConfig::new(&spec.id, pacing);
+        config.policy.paytable = paytable.clone();
+        if let Some(limits) = spec.limits {
+            config.policy.limits = limits;
+        }
+        config.policy.seats = args.seats;
+        if let Some(seconds) = args.betting_seconds {
+            if seconds == 0 {
+                bail!(
+                    "--betting-seconds 0: betting needs at least a second (leave it out on a live table to let the croupier close betting)"
+                );
+            }
+            let ms = u64::from(seconds) * 1_000;
+            match pacing {
+                Pacing::Live => config.policy.live_betting_ms = Some(ms),
+                Pacing::AutomatedMultiplayer | Pacing::SinglePlayer => {
+                    config.policy.automated_betting_ms = ms;
+                }
+            }
+        }
+        config.policy.chat.blocked_words.clone_from(&blocked_words);
+        config
+            .validate()
+            .with_context(|| format!("--table {}", spec.id))?;
+        if configs.iter().any(|c: &TableConfig| c.table_id == spec.id) {
+            bail!("--table {}: given twice", spec.id);
+        }
+        configs.push(config);
+    }
 
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
@@ -130,45 +193,106 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         // The bound address on stdout first, so scripts and tests can start it on port 0.
         println!("broadcaster listening on {addr}");
 
-        let rules = RemoteRules::connect_tls(
-            &args.validator,
-            token.trim(),
-            Duration::from_millis(args.validator_timeout_ms),
-            validator_tls,
-        )
-        .with_context(|| format!("--validator {}", args.validator))?;
-        let outbox_path = dir.join("outbox.jsonl");
-        let outbox = OutboxFile::open(&outbox_path)
-            .with_context(|| format!("could not open {}", outbox_path.display()))?;
-        let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
-        // Journaled with the table's config: a restart with other settings is refused.
-        actor_config.default_shoe = Some(shoe);
-        let (handle, task) = spawn(
-            actor_config,
-            Arc::new(rules),
-            Arc::new(outbox),
-            Clock::system(),
-        )
-        .await
-        .with_context(|| format!("could not start table {}", args.table))?;
-
-        if args.pacing != PacingArg::Live {
-            open_first_shoe(&handle, shoe).await?;
-        }
-        let mut options = ServeOptions::new(
-            Arc::new(verifier),
-            vec![HostedTable::new(handle, config, shoe)],
+        let rules = Arc::new(
+            RemoteRules::connect_tls(
+                &args.validator,
+                token.trim(),
+                Duration::from_millis(args.validator_timeout_ms),
+                validator_tls,
+            )
+            .with_context(|| format!("--validator {}", args.validator))?,
         );
+        let mut hosted = Vec::new();
+        let mut tasks = Vec::new();
+        for config in configs {
+            let dir = args.data_dir.join(&config.table_id);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("could not create {}", dir.display()))?;
+            let outbox_path = dir.join("outbox.jsonl");
+            let outbox = OutboxFile::open(&outbox_path)
+                .with_context(|| format!("could not open {}", outbox_path.display()))?;
+            let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+            // Journaled with the table's config: a restart with other settings is refused.
+            actor_config.default_shoe = Some(shoe);
+            let (handle, task) = spawn(
+                actor_config,
+                Arc::clone(&rules) as Arc<dyn Rules>,
+                Arc::new(outbox),
+                Clock::system(),
+            )
+            .await
+            .with_context(|| format!("could not start table {}", config.table_id))?;
+            if args.pacing != PacingArg::Live {
+                open_first_shoe(&handle, shoe).await?;
+            }
+            hosted.push(HostedTable::new(handle, config, shoe));
+            tasks.push(task);
+        }
+        let mut options = ServeOptions::new(Arc::new(verifier), hosted);
         options.welcome_credit = args.welcome_credit;
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
-        task.shutdown().await;
+        for task in tasks {
+            task.shutdown().await;
+        }
         served?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Seed 004's seven tables: minimum and maximum per position, in major units.
+const SEVEN_TIERS: [(i64, i64); 7] = [
+    (2, 41),
+    (5, 102),
+    (10, 205),
+    (20, 410),
+    (50, 1020),
+    (100, 1550),
+    (200, 2100),
+];
+
+/// One `--table`.
+#[derive(Debug, PartialEq, Eq)]
+struct TableSpec {
+    id: String,
+    limits: Option<Limits>,
+}
+
+/// `T01` or `T01=5-300` (limits in major units, whole or with cents: `2.50-41`).
+fn parse_table(spec: &str) -> anyhow::Result<TableSpec> {
+    let Some((id, limits)) = spec.split_once('=') else {
+        return Ok(TableSpec {
+            id: spec.to_owned(),
+            limits: None,
+        });
+    };
+    let bad =
+        || anyhow::anyhow!("--table {spec}: limits are MIN-MAX in major units, e.g. T01=5-300");
+    let (min, max) = limits.split_once('-').ok_or_else(bad)?;
+    let min = crate::player::amount::parse_stake("--table", min).map_err(|_| bad())?;
+    let max = crate::player::amount::parse_stake("--table", max).map_err(|_| bad())?;
+    if min > max {
+        bail!("--table {spec}: the minimum {min} is above the maximum {max} (minor units)");
+    }
+    Ok(TableSpec {
+        id: id.to_owned(),
+        limits: Some(Limits { min, max }),
+    })
+}
+
+/// The blocked words of `path`: one per line, blank lines and `#` comments skipped.
+fn read_words(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--chat-blocked-words {}: could not read it", path.display()))?;
+    Ok(text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 /// An automated or single-player table deals from the moment it starts: it needs a shoe,
@@ -210,5 +334,33 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn table_specs() {
+        assert_eq!(
+            parse_table("T01").unwrap(),
+            TableSpec {
+                id: "T01".into(),
+                limits: None
+            }
+        );
+        assert_eq!(
+            parse_table("T02=2.50-41").unwrap().limits,
+            Some(Limits {
+                min: 250,
+                max: 4_100
+            })
+        );
+        for bad in ["T01=", "T01=5", "T01=a-b", "T01=300-5", "T01=-5-10"] {
+            let err = parse_table(bad).unwrap_err().to_string();
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
     }
 }

@@ -106,6 +106,16 @@ pub(crate) enum CroupierCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Mute a player in the table chat (0 minutes lifts the mute).
+    Mute {
+        /// The player's id, as the chat lines in `state` show it.
+        player: String,
+        #[arg(long, default_value_t = 15)]
+        minutes: u32,
+        /// Why; told to the player and kept in the journal (needed unless lifting).
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
     /// Print the table's state.
     State,
     /// Print the table's state after every change, until interrupted.
@@ -137,7 +147,7 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
 
 /// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
 /// `https://`. Each needs the other (tonic would send plaintext to `http://` even with a CA).
-fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
+pub(crate) fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
     let endpoint = Endpoint::from_shared(server.to_owned())
         .with_context(|| format!("--server {server}: not a URL"))?;
     let https = endpoint.uri().scheme_str() == Some("https");
@@ -268,6 +278,20 @@ async fn send(
             };
             client.end_shoe(request).await
         }
+        CroupierCommand::Mute {
+            player,
+            minutes,
+            reason,
+        } => {
+            let request = pb::MutePlayerRequest {
+                table_id,
+                command_id,
+                player_id: player.clone(),
+                minutes: *minutes,
+                reason: reason.clone(),
+            };
+            client.mute_player(request).await
+        }
         CroupierCommand::State => {
             print!("{}", render_state(&current_state(client, table).await?));
             return Ok(ExitCode::SUCCESS);
@@ -333,10 +357,10 @@ fn canonical(text: &str) -> anyhow::Result<String> {
     Ok(card.to_string())
 }
 
-/// 128 random bits as a UUID-shaped string (version 4 layout).
-fn fresh_command_id() -> anyhow::Result<String> {
+/// 128 random bits as a UUID-shaped string: a fresh command id or idempotency key.
+pub(crate) fn fresh_command_id() -> anyhow::Result<String> {
     let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("cannot draw a random command id: {e}"))?;
+    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
@@ -444,6 +468,26 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
             })
             .collect();
         out.push_str(&format!("bets: {}\n", totals.join(", ")));
+    }
+    if state.players > 0 || !state.seats.is_empty() {
+        let seats: Vec<String> = state
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, who)| format!("{}:{}", i + 1, if who.is_empty() { "-" } else { who }))
+            .collect();
+        out.push_str(&format!(
+            "players: {}{}\n",
+            state.players,
+            if seats.is_empty() {
+                String::new()
+            } else {
+                format!("; seats {}", seats.join(" "))
+            }
+        ));
+    }
+    for line in &state.chat {
+        out.push_str(&format!("chat <{}> {}\n", line.player, line.text));
     }
     for alert in &state.alerts {
         out.push_str(&format!(

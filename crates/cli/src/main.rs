@@ -5,11 +5,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod bots;
 mod broadcaster;
 mod croupier;
 mod demo;
 mod judge;
 mod odds;
+mod player;
 mod roads;
 mod token;
 mod validator;
@@ -42,6 +44,10 @@ enum Command {
     Broadcaster(broadcaster::BroadcasterArgs),
     /// Send one croupier command to a table and print the table after it.
     Croupier(croupier::CroupierArgs),
+    /// The reference player client: lobby, live events, bets, history, balance, chat.
+    Player(player::PlayerArgs),
+    /// Simulated players that watch and bet like people, for demos and load.
+    Bots(bots::BotsArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
     #[command(subcommand)]
     Token(token::TokenCommand),
@@ -67,6 +73,8 @@ fn main() -> ExitCode {
         Command::Token(command) => token::run(&command),
         Command::Broadcaster(args) => broadcaster::run(&args),
         Command::Croupier(args) => croupier::run(&args),
+        Command::Player(args) => player::run(&args),
+        Command::Bots(args) => bots::run(&args),
         Command::Bench(command) => bench::run(&command),
     };
     match result {

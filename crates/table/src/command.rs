@@ -127,6 +127,34 @@ pub enum Command {
         key: String,
         now_ms: u64,
     },
+    /// A player sits down: `seat` is 1-based; 0 takes the lowest free seat.
+    TakeSeat {
+        player: String,
+        seat: u8,
+        now_ms: u64,
+    },
+    /// A player gives up their seat (not while they have stakes in the round under way).
+    LeaveSeat { player: String, now_ms: u64 },
+    /// A seated player skips the open round, within the pass window of betting opening.
+    PassHand {
+        player: String,
+        round_id: RoundId,
+        now_ms: u64,
+    },
+    /// A chat line, as typed (the event carries it trimmed and masked).
+    Chat {
+        player: String,
+        text: String,
+        now_ms: u64,
+    },
+    /// The croupier or an operator mutes a player's chat for `minutes` (0 lifts the mute).
+    MutePlayer {
+        player: String,
+        minutes: u32,
+        reason: String,
+        by: String,
+        now_ms: u64,
+    },
 }
 
 impl Command {
@@ -150,7 +178,12 @@ impl Command {
             | Command::Rebet { now_ms, .. }
             | Command::SetSelfLimit { now_ms, .. }
             | Command::Deposit { now_ms, .. }
-            | Command::Withdraw { now_ms, .. } => *now_ms = now,
+            | Command::Withdraw { now_ms, .. }
+            | Command::TakeSeat { now_ms, .. }
+            | Command::LeaveSeat { now_ms, .. }
+            | Command::PassHand { now_ms, .. }
+            | Command::Chat { now_ms, .. }
+            | Command::MutePlayer { now_ms, .. } => *now_ms = now,
         }
     }
 
@@ -173,7 +206,12 @@ impl Command {
             | Command::Rebet { now_ms, .. }
             | Command::SetSelfLimit { now_ms, .. }
             | Command::Deposit { now_ms, .. }
-            | Command::Withdraw { now_ms, .. } => *now_ms,
+            | Command::Withdraw { now_ms, .. }
+            | Command::TakeSeat { now_ms, .. }
+            | Command::LeaveSeat { now_ms, .. }
+            | Command::PassHand { now_ms, .. }
+            | Command::Chat { now_ms, .. }
+            | Command::MutePlayer { now_ms, .. } => *now_ms,
         }
     }
 }

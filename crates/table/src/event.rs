@@ -117,9 +117,45 @@ pub enum Event {
         reason: Option<String>,
         at: u64,
     },
+    /// A player's available balance changed: once per player per command.
     BalanceChanged {
         player: String,
+        /// Available to bet, after the change.
         balance: i64,
+        /// The change of `balance` (negative for a bet or a withdrawal).
+        delta: i64,
+        /// The player's stakes on the round under way, after the change.
+        in_play: i64,
+        reason: BalanceReason,
+    },
+    /// A player sat down (public: everyone sees who sits where).
+    SeatTaken {
+        player: String,
+        seat: u8,
+    },
+    SeatLeft {
+        player: String,
+        seat: u8,
+    },
+    /// A seated player skips this round.
+    HandPassed {
+        player: String,
+        round_id: RoundId,
+        seat: u8,
+    },
+    /// A chat line, with blocked words masked (the journal keeps the command as typed).
+    Chat {
+        player: String,
+        text: String,
+        at: u64,
+    },
+    /// A player was muted until `until`, or unmuted (`None`). Private to that player (the
+    /// croupier's console sees every event).
+    PlayerMuted {
+        player: String,
+        until: Option<u64>,
+        reason: String,
+        by: String,
     },
     SelfLimitSet {
         player: String,
@@ -157,10 +193,27 @@ impl Event {
             | Event::SelfLimitSet { player, .. }
             | Event::Deposited { player, .. }
             | Event::Withdrawn { player, .. }
+            | Event::PlayerMuted { player, .. }
             | Event::Replayed { player, .. } => Some(player),
             _ => None,
         }
     }
+}
+
+/// Why a player's balance changed ([`Event::BalanceChanged`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BalanceReason {
+    /// Stakes placed (PlaceBets, Rebet).
+    Bet,
+    /// Stakes taken back (ClearBets).
+    Clear,
+    /// The round was settled: the net credit (0 when every bet lost).
+    Settlement,
+    /// The round was voided: every stake refunded.
+    VoidRefund,
+    Deposit,
+    Withdrawal,
 }
 
 /// Everything the archive keeps of one round.
@@ -195,6 +248,12 @@ pub struct TableSnapshot {
     pub shoe_state: Option<banco_rules::ShoeState>,
     pub cards_left: Option<u16>,
     pub round_id: Option<RoundId>,
+    /// When betting opened on the round under way (`None` between rounds).
+    #[serde(default)]
+    pub opened_at: Option<u64>,
+    /// While betting is open on a timed table: when it closes (for a countdown).
+    #[serde(default)]
+    pub closes_at: Option<u64>,
     pub cards: Vec<DealtCard>,
     /// What the next card is for, while cards may be dealt.
     pub due: Option<Due>,

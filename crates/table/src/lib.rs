@@ -2,8 +2,10 @@
 
 pub mod actor;
 pub mod book;
+pub mod chat;
 pub mod command;
 pub mod event;
+pub mod history;
 pub mod journal;
 pub mod ledger;
 pub mod phase;
@@ -14,13 +16,16 @@ pub mod table;
 
 pub use actor::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
-    JournalEntry, JournaledConfig, LocalRules, MemorySink, PlayerPosition, Published, RefusalKind,
-    RemoteRules, Rules, RulesError, SealedRound, SinkError, Snapshot, TableHandle, spawn,
+    Joined, JournalEntry, JournaledConfig, LocalRules, MemorySink, PlayerPosition, Published,
+    RefusalKind, RemoteRules, Rules, RulesError, SealedRound, SinkError, Snapshot, TableHandle,
+    spawn,
 };
+pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command};
-pub use event::{Event, FinishedRound, TableSnapshot};
+pub use event::{BalanceReason, Event, FinishedRound, TableSnapshot};
+pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
-pub use policy::{Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
+pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
 pub use refusal::Refusal;
 pub use round_id::RoundId;
 pub use table::Table;

@@ -94,6 +94,41 @@ pub struct TablePolicy {
     pub automated_betting_ms: u64,
     /// Automated tables: from the close of betting to the draw (seed 004: 5 s).
     pub automated_draw_delay_ms: u64,
+    /// Seats at the table (RULES.md: 5 or none). 0: no seats, any number of players bet
+    /// behind. With seats, only a seated player may bet, and on automated and
+    /// single-player tables betting closes as soon as every seated player has bet or
+    /// passed.
+    pub seats: u8,
+    /// A seated player may pass a hand within this long of betting opening (seed 000: 15 s).
+    pub pass_window_ms: u64,
+    /// Table chat: length, rate limit and blocked words.
+    pub chat: ChatPolicy,
+}
+
+/// The rules of a table's chat. Chat lines are journaled (regulators keep chat logs), so
+/// these limits also bound what the journal takes from one player.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChatPolicy {
+    /// Longest line, in characters (not bytes), after trimming.
+    pub max_chars: usize,
+    /// A player may send at most this many lines within `window_ms`.
+    pub burst: u32,
+    pub window_ms: u64,
+    /// Words masked with `*` in what players see (whole words, case-insensitive). Each is
+    /// letters and digits only.
+    pub blocked_words: Vec<String>,
+}
+
+impl Default for ChatPolicy {
+    fn default() -> ChatPolicy {
+        ChatPolicy {
+            max_chars: 200,
+            burst: 5,
+            window_ms: 10_000,
+            blocked_words: Vec::new(),
+        }
+    }
 }
 
 impl Default for TablePolicy {
@@ -108,6 +143,9 @@ impl Default for TablePolicy {
             live_betting_ms: None,
             automated_betting_ms: 20_000,
             automated_draw_delay_ms: 5_000,
+            seats: 0,
+            pass_window_ms: 15_000,
+            chat: ChatPolicy::default(),
         }
     }
 }
@@ -119,6 +157,10 @@ pub enum ConfigError {
     TableId(String),
     #[error("limits of {kind}: min {min} and max {max} must satisfy 0 < min <= max")]
     Limits { kind: BetKind, min: i64, max: i64 },
+    #[error("chat.{field}: must be at least 1")]
+    ChatLimit { field: &'static str },
+    #[error("chat.blocked_words: `{0}` must be one word of letters and digits")]
+    BlockedWord(String),
 }
 
 impl TablePolicy {
@@ -141,6 +183,20 @@ impl TablePolicy {
             if min <= 0 || min > max {
                 return Err(ConfigError::Limits { kind, min, max });
             }
+        }
+        if self.chat.max_chars == 0 {
+            return Err(ConfigError::ChatLimit { field: "max_chars" });
+        }
+        if self.chat.burst == 0 {
+            return Err(ConfigError::ChatLimit { field: "burst" });
+        }
+        if let Some(word) = self
+            .chat
+            .blocked_words
+            .iter()
+            .find(|w| w.is_empty() || !w.chars().all(char::is_alphanumeric))
+        {
+            return Err(ConfigError::BlockedWord(word.clone()));
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use banco_rules::{Card, DealError, SettleError};
 
 use crate::actor::RefusalKind;
 use crate::book::PositionRefusals;
+use crate::chat::ChatTextProblem;
 use crate::ledger::LedgerError;
 use crate::phase::Phase;
 use crate::policy::Pacing;
@@ -104,6 +105,90 @@ pub enum Refusal {
     },
     #[error("command id `{command_id}` was already used for a different command")]
     CommandIdReused { command_id: String },
+
+    // ----- seats (the broadcaster's REFUSAL_CODE_SEAT) --------------------------------
+    #[error("cannot {action}: this table has no seats (everyone bets behind)")]
+    NoSeats { action: &'static str },
+    #[error("seat {seat} does not exist: this table has seats 1 to {seats}")]
+    NoSuchSeat { seat: u8, seats: u8 },
+    /// Who sits there is not told.
+    #[error("seat {seat} is taken; choose another seat, or seat 0 for any free one")]
+    SeatTaken { seat: u8 },
+    #[error("the table is full: all {seats} seats are taken")]
+    TableFull { seats: u8 },
+    #[error("{player} is already seated, at seat {seat}")]
+    AlreadySeated { player: String, seat: u8 },
+    #[error("{player} is not seated at this table")]
+    NotSeated { player: String },
+    #[error(
+        "{player} cannot leave seat {seat}: their bets on round {round_id} are in play; leave once it is settled"
+    )]
+    LeavingWithStakes {
+        player: String,
+        seat: u8,
+        round_id: RoundId,
+    },
+    #[error("{player} needs a seat to bet at this table: take one of its {seats} seats first")]
+    SeatNeeded { player: String, seats: u8 },
+    #[error("{player} cannot pass: betting is not open (the table is {phase})")]
+    PassNotNow { player: String, phase: Phase },
+    #[error(
+        "{player} cannot pass round {round_id}: passing is allowed within {} of betting opening; betting opened at {opened_at} (server clock {now_ms})",
+        seconds(*window_ms)
+    )]
+    PassTooLate {
+        player: String,
+        round_id: RoundId,
+        window_ms: u64,
+        opened_at: u64,
+        now_ms: u64,
+    },
+    #[error("{player} cannot pass round {round_id}: they have bets on it; clear them first")]
+    PassAfterBet { player: String, round_id: RoundId },
+    #[error("{player} already passed round {round_id}")]
+    AlreadyPassed { player: String, round_id: RoundId },
+    #[error("{player} passed round {round_id}: no bets on it")]
+    BetAfterPass { player: String, round_id: RoundId },
+
+    // ----- chat ---------------------------------------------------------------------
+    /// Bad text (the broadcaster's INVALID / NOT_ALLOWED).
+    #[error("chat line of {player} refused: {problem}")]
+    ChatText {
+        player: String,
+        problem: ChatTextProblem,
+    },
+    /// Too many lines too fast (RATE_LIMITED).
+    #[error(
+        "chat line of {player} refused: at most {burst} lines within {}; write again from {retry_at} (server clock {now_ms})",
+        seconds(*window_ms)
+    )]
+    ChatRateLimited {
+        player: String,
+        burst: u32,
+        window_ms: u64,
+        retry_at: u64,
+        now_ms: u64,
+    },
+    /// The player is muted (MUTED).
+    #[error("chat line of {player} refused: muted until {until} ({reason})")]
+    Muted {
+        player: String,
+        until: u64,
+        reason: String,
+    },
+    #[error("cannot lift the mute of {player}: they are not muted")]
+    NotMuted { player: String },
+}
+
+/// `15 s`, `1.5 s`: a duration in milliseconds, for a person.
+fn seconds(ms: u64) -> String {
+    let (s, rest) = (ms / 1000, ms % 1000);
+    if rest == 0 {
+        format!("{s} s")
+    } else {
+        let frac = format!("{rest:03}");
+        format!("{s}.{} s", frac.trim_end_matches('0'))
+    }
 }
 
 fn in_play(current: Option<&RoundId>) -> String {

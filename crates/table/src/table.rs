@@ -11,13 +11,20 @@
 //! ([`Ledger::post_all`], or a `banco_rules` shoe or coup call that changes nothing when
 //! it refuses). So `apply` never copies the table, whose size grows with its players.
 //!
+//! Seats and passing live in `table/seating.rs`, chat and mutes in `table/talk.rs`; each
+//! player's own history ([`crate::history`]) is kept up to date by the bet, clear, settle
+//! and void handlers here, so a replay rebuilds it too.
+//!
 //! For the actor: journal every command that `apply` accepted with at least one event
 //! (a `Tick` that changed nothing returns no events; a retried request returns only
 //! [`Event::Replayed`] and changed nothing, so neither needs journaling, though
 //! journaling them is harmless). Replaying the journal from the same [`TableConfig`]
 //! rebuilds the same table.
 
-use std::collections::{BTreeMap, VecDeque};
+mod seating;
+mod talk;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::shoe::{Shoe, ShoeConfig, ShoeState};
@@ -25,7 +32,8 @@ use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle}
 
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command};
-use crate::event::{Event, FinishedRound, TableSnapshot};
+use crate::event::{BalanceReason, Event, FinishedRound, TableSnapshot};
+use crate::history::{History, HistoryEntry};
 use crate::ledger::{Account, Entry, EntryKind, Ledger, Posted};
 use crate::phase::{Correction, DealtCard, Phase, VoidRecord};
 use crate::policy::{ConfigError, Pacing, TableConfig};
@@ -62,6 +70,8 @@ struct Round {
     cards: Vec<DealtCard>,
     corrections: Vec<Correction>,
     book: Book,
+    /// Seated players who passed this round.
+    passed: BTreeSet<String>,
 }
 
 /// A player's consecutive settled rounds with a bet on one chance.
@@ -90,6 +100,18 @@ struct PlayerState {
     /// Player, Banker.
     streaks: [Streak; 2],
     answered: VecDeque<Answered>,
+    /// The player's recent rounds with a stake.
+    history: History,
+    /// Times of the player's last chat lines (at most the policy's burst), oldest first.
+    chat_times: VecDeque<u64>,
+    mute: Option<Mute>,
+}
+
+/// A mute of a player's chat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mute {
+    until: u64,
+    reason: String,
 }
 
 /// What a PlaceBets or a Rebet asks for.
@@ -117,6 +139,10 @@ pub struct Table {
     /// The results of the shoe in play (or of the last one, until a new shoe opens):
     /// settled rounds only, a voided round has no result.
     scoreboard: Scoreboard,
+    /// Who sits at each seat (index 0 is seat 1); empty on a table without seats.
+    seats: Vec<Option<String>>,
+    /// The chat's blocked words, lowercased.
+    blocked_words: BTreeSet<String>,
 }
 
 fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
@@ -130,7 +156,11 @@ fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
 impl Table {
     pub fn new(config: TableConfig) -> Result<Table, ConfigError> {
         config.validate()?;
+        let seats = vec![None; usize::from(config.policy.seats)];
+        let blocked_words = crate::chat::blocked_set(&config.policy.chat.blocked_words);
         Ok(Table {
+            seats,
+            blocked_words,
             config,
             shoe: None,
             shoes_opened: 0,
@@ -250,6 +280,29 @@ impl Table {
                 key,
                 ..
             } => self.transfer_external(player, *amount, key, EntryKind::Withdrawal),
+            Command::TakeSeat {
+                player,
+                seat,
+                now_ms: _,
+            } => self.take_seat(player, *seat),
+            Command::LeaveSeat { player, now_ms } => self.leave_seat(player, *now_ms),
+            Command::PassHand {
+                player,
+                round_id,
+                now_ms,
+            } => self.pass_hand(player, round_id, *now_ms),
+            Command::Chat {
+                player,
+                text,
+                now_ms,
+            } => self.chat(player, text, *now_ms),
+            Command::MutePlayer {
+                player,
+                minutes,
+                reason,
+                by,
+                now_ms,
+            } => self.mute(player, *minutes, reason, by, *now_ms),
         }
     }
 
@@ -296,10 +349,36 @@ impl Table {
 
     /// The player's self-limit, if set.
     pub fn self_limit(&self, player: &str) -> Option<i64> {
+        self.self_limit_set(player).map(|(l, _)| l)
+    }
+
+    /// The player's self-limit and when it was set, if set.
+    pub fn self_limit_set(&self, player: &str) -> Option<(i64, u64)> {
+        self.players.get(player).and_then(|p| p.self_limit)
+    }
+
+    /// The player's rounds with a stake (the last [`crate::HISTORY_PER_PLAYER`] finished
+    /// ones and the round under way), newest first, strictly older than `before` when
+    /// given, at most `limit`.
+    pub fn history(
+        &self,
+        player: &str,
+        before: Option<&RoundId>,
+        limit: usize,
+    ) -> Vec<HistoryEntry> {
         self.players
             .get(player)
-            .and_then(|p| p.self_limit)
-            .map(|(l, _)| l)
+            .map(|p| p.history.page(before, limit))
+            .unwrap_or_default()
+    }
+
+    /// What the player has staked on the round under way.
+    fn in_play_of(&self, player: &str) -> i64 {
+        self.round
+            .as_ref()
+            .filter(|_| self.phase.round_in_progress())
+            .and_then(|r| r.book.of(player))
+            .map_or(0, |s| s.values().sum())
     }
 
     pub fn shoe(&self) -> Option<&Shoe> {
@@ -342,6 +421,13 @@ impl Table {
             shoe_state: self.shoe().map(Shoe::state),
             cards_left: self.shoe().map(Shoe::cards_left),
             round_id: round.map(|r| r.id.clone()),
+            opened_at: round
+                .filter(|_| self.phase.round_in_progress())
+                .map(|r| r.opened_at),
+            closes_at: match self.phase {
+                Phase::BettingOpen { closes_at, .. } => closes_at,
+                _ => None,
+            },
             cards: round.map(|r| r.cards.clone()).unwrap_or_default(),
             due: dealing.then(|| coup.due()),
             player_total: coup.player_total(),
@@ -536,6 +622,7 @@ impl Table {
             cards: Vec::new(),
             corrections: Vec::new(),
             book: Book::default(),
+            passed: BTreeSet::new(),
         });
         // The previous round's entries are in its FinishedRound.
         self.ledger.start_round();
@@ -731,8 +818,11 @@ impl Table {
         // Nothing below can fail.
         self.settled_rounds += 1;
         let n = self.settled_rounds;
+        let result = round.coup.result();
         for (player, stakes) in round.book.players() {
             let state = self.players.entry(player.clone()).or_default();
+            let mine = settled.get(player).map_or(&[][..], Vec::as_slice);
+            state.history.settled(&round.id, mine, result);
             state.last_bets = stakes.clone();
             for (&kind, &stake) in stakes {
                 if let Some(i) = book::main_chance(kind) {
@@ -756,7 +846,10 @@ impl Table {
             house_net,
             at: now,
         }];
-        events.extend(self.balance_events(round.book.players().keys()));
+        events.extend(settled.iter().map(|(player, list)| {
+            let credit = list.iter().map(|s| s.returned).sum();
+            self.balance_event(player, credit, 0, BalanceReason::Settlement)
+        }));
         events.push(self.finished(round, None, settled, now));
         self.phase = Phase::Settled;
         if let Some(winner) = winner {
@@ -832,17 +925,28 @@ impl Table {
         let shoe = self.finished_hand()?;
         self.ledger.post_all(entries)?;
         // Nothing below can fail.
+        for player in round.book.players().keys() {
+            if let Some(state) = self.players.get_mut(player) {
+                state.history.voided(&round.id);
+            }
+        }
         let void = VoidRecord {
             reason: reason.to_owned(),
             by: by.to_owned(),
             at: now,
         };
+        let balances: Vec<Event> = refunds
+            .iter()
+            .map(|(player, &refund)| {
+                self.balance_event(player, refund, 0, BalanceReason::VoidRefund)
+            })
+            .collect();
         let mut events = vec![Event::RoundVoided {
             round_id: round.id.clone(),
             void: void.clone(),
             refunds,
         }];
-        events.extend(self.balance_events(round.book.players().keys()));
+        events.extend(balances);
         events.push(self.finished(round, Some(void), BTreeMap::new(), now));
         self.phase = Phase::Voided;
         events.extend(self.finish_hand(shoe, now));
@@ -888,13 +992,22 @@ impl Table {
         }))
     }
 
-    fn balance_events<'a>(&self, players: impl Iterator<Item = &'a String>) -> Vec<Event> {
-        players
-            .map(|p| Event::BalanceChanged {
-                player: p.clone(),
-                balance: self.ledger.balance(p),
-            })
-            .collect()
+    /// The [`Event::BalanceChanged`] of a change of `delta` already posted, with the
+    /// player's stakes on the round under way after the command.
+    fn balance_event(
+        &self,
+        player: &str,
+        delta: i64,
+        in_play: i64,
+        reason: BalanceReason,
+    ) -> Event {
+        Event::BalanceChanged {
+            player: player.to_owned(),
+            balance: self.ledger.balance(player),
+            delta,
+            in_play,
+            reason,
+        }
     }
 
     // ----- bets ------------------------------------------------------------------------
@@ -986,6 +1099,7 @@ impl Table {
                 current: Some(round.id.clone()),
             });
         }
+        self.check_may_bet(player, round)?;
         if request.is_empty() {
             return Err(Refusal::NoBetsGiven);
         }
@@ -1039,24 +1153,25 @@ impl Table {
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
         round.book.add(player, &accepted.bets);
-        let events = vec![
+        let stakes = round.book.of(player).cloned().unwrap_or_default();
+        let totals = round.book.totals();
+        let staked = accepted.total();
+        let state = self.players.entry(player.to_owned()).or_default();
+        state.history.staked(&round_id, &stakes, now);
+        let in_play = stakes.values().sum();
+        let mut events = vec![
             Event::BetsAccepted {
                 player: player.to_owned(),
                 round_id: round_id.clone(),
                 key: key.to_owned(),
                 bets: accepted.bets,
                 raised: accepted.raised,
-                stakes: round.book.of(player).cloned().unwrap_or_default(),
+                stakes,
             },
-            Event::BalanceChanged {
-                player: player.to_owned(),
-                balance: self.ledger.balance(player),
-            },
-            Event::BetTotals {
-                round_id,
-                totals: round.book.totals(),
-            },
+            self.balance_event(player, -staked, in_play, BalanceReason::Bet),
+            Event::BetTotals { round_id, totals },
         ];
+        events.extend(self.close_if_all_seats_decided(now));
         self.remember(player, key, fingerprint, &events);
         Ok(events)
     }
@@ -1113,6 +1228,11 @@ impl Table {
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
         round.book.clear(player);
+        let totals = round.book.totals();
+        if let Some(state) = self.players.get_mut(player) {
+            state.history.cleared(&round_id);
+        }
+        let refund = refunded.values().sum();
         let events = vec![
             Event::BetsCleared {
                 player: player.to_owned(),
@@ -1120,14 +1240,8 @@ impl Table {
                 key: key.to_owned(),
                 refunded,
             },
-            Event::BalanceChanged {
-                player: player.to_owned(),
-                balance: self.ledger.balance(player),
-            },
-            Event::BetTotals {
-                round_id,
-                totals: round.book.totals(),
-            },
+            self.balance_event(player, refund, 0, BalanceReason::Clear),
+            Event::BetTotals { round_id, totals },
         ];
         self.remember(player, key, fingerprint, &events);
         Ok(events)
@@ -1214,8 +1328,12 @@ impl Table {
                 original: vec![done],
             }],
             Posted::New => {
-                let balance = self.ledger.balance(&player);
-                vec![done, Event::BalanceChanged { player, balance }]
+                let (delta, reason) = match kind {
+                    EntryKind::Deposit => (amount, BalanceReason::Deposit),
+                    _ => (-amount, BalanceReason::Withdrawal),
+                };
+                let in_play = self.in_play_of(&player);
+                vec![done, self.balance_event(&player, delta, in_play, reason)]
             }
         })
     }

@@ -7,7 +7,7 @@ mod support;
 use banco_rules::BetKind;
 use banco_rules::shoe::BurnRule;
 use banco_table::ledger::{Account, Entry, EntryKind, Ledger, LedgerError, Posted};
-use banco_table::{Command, Event, Pacing, Phase};
+use banco_table::{BalanceReason, Command, Event, Pacing, Phase};
 use proptest::prelude::*;
 use support::*;
 
@@ -142,11 +142,14 @@ fn void_refunds_every_stake_and_the_books_balance() {
     ok(&mut t, deal("9S", 4));
     let cmd = void(&t, "shoe jammed", 5);
     let events = ok(&mut t, cmd);
-    for p in ["a", "b", "c"] {
+    for (p, refund) in [("a", 5_500), ("b", 7_600), ("c", 1_400)] {
         assert_eq!(t.balance(p), 50_000);
         assert!(events.contains(&Event::BalanceChanged {
             player: p.into(),
-            balance: 50_000
+            balance: 50_000,
+            delta: refund,
+            in_play: 0,
+            reason: BalanceReason::VoidRefund,
         }));
     }
     assert_eq!((t.ledger().in_play(), t.ledger().house()), (0, 0));
@@ -259,6 +262,20 @@ proptest! {
             let before = t.clone();
             match t.apply(&cmd) {
                 Ok(events) => {
+                    // Every balance change is told, once per player, with its delta; the
+                    // deltas add up to the change, and in_play is the stake left in play.
+                    let mut told = std::collections::BTreeMap::new();
+                    for e in &events {
+                        if let Event::BalanceChanged { player, balance, delta, in_play, .. } = e {
+                            prop_assert!(told.insert(player.clone(), *delta).is_none(), "two BalanceChanged for {} after {:?}", player, cmd);
+                            prop_assert_eq!(*balance, t.balance(player));
+                            prop_assert_eq!(*in_play, t.stakes_in_play(player).values().sum::<i64>());
+                        }
+                    }
+                    for p in PLAYERS {
+                        let change = t.balance(p) - before.balance(p);
+                        prop_assert_eq!(told.get(p).copied().unwrap_or(0), change, "{} after {:?}", p, cmd);
+                    }
                     // The dealer's next card went to the table only if it was accepted; an
                     // undone card goes back to the dealer.
                     for e in &events {

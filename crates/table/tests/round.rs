@@ -5,7 +5,9 @@ mod support;
 
 use banco_rules::shoe::BurnRule;
 use banco_rules::{BetKind, BetOutcome, Due, ShoeState, Side, Winner};
-use banco_table::{CardSource, Command, Event, Pacing, Phase, Refusal, Table, TableConfig};
+use banco_table::{
+    BalanceReason, CardSource, Command, Event, Pacing, Phase, Refusal, Table, TableConfig,
+};
 use support::*;
 
 #[test]
@@ -84,9 +86,13 @@ fn a_full_round() {
     assert_eq!(*house_net, -400);
     assert_eq!(players["bob"][0].outcome, BetOutcome::Win);
     assert_eq!(players["bob"][0].winnings, 1_900);
+    // Bob staked 2_000 + 500 and gets 2_000 + 1_900 back: a credit of 3_900.
     assert!(events.contains(&Event::BalanceChanged {
         player: "bob".into(),
-        balance: 11_400
+        balance: 11_400,
+        delta: 3_900,
+        in_play: 0,
+        reason: BalanceReason::Settlement,
     }));
     let Some(Event::RoundFinished(record)) =
         events.iter().find(|e| matches!(e, Event::RoundFinished(_)))

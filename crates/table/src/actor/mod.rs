@@ -34,6 +34,12 @@
 //! journaled command checked like any other, so a restart continues where the journal
 //! stopped, with the same shoe order.
 //!
+//! Reads that need no command ([`TableHandle::snapshot`], [`TableHandle::join`],
+//! [`TableHandle::history`], ...) are answered in turn with the commands, each once every
+//! earlier record is durable, so what they show is never ahead of the journal; `join` reads
+//! everything a new subscriber needs (table, roads, their money, seat and mute) at one
+//! instant, with the seq its events start after.
+//!
 //! Cost per command is independent of the number of players: the snapshot carries the
 //! running bet totals, the command-id memory is a hash map with a bounded queue. Only the
 //! settlement check at `ConfirmResult` walks the round's bets, once per round.
@@ -71,6 +77,7 @@ use banco_rules::shoe::ShoeConfig;
 use crate::book::Stakes;
 use crate::command::Command;
 use crate::event::{Event, TableSnapshot};
+use crate::history::HistoryEntry;
 use crate::journal::{CommitStats, GroupCommitConfig, StatsReader};
 use crate::policy::TableConfig;
 use crate::round_id::RoundId;
@@ -160,6 +167,28 @@ pub struct PlayerPosition {
     pub round_id: Option<RoundId>,
     /// The player's stakes in the round under way (empty between rounds).
     pub stakes: Stakes,
+    /// The player's own maximum bet per position, if they set one.
+    pub self_limit: Option<i64>,
+    /// When the self-limit was set (it may be lowered again a week later).
+    pub self_limit_set_at: Option<u64>,
+}
+
+/// Everything a new subscriber is shown of the table and of themself, read at one
+/// instant (one request to the actor), as of journal record `seq`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Joined {
+    /// The last journal record the state reflects (durable when this is answered): the
+    /// subscriber's events start after it.
+    pub seq: u64,
+    pub table: TableSnapshot,
+    pub scoreboard: Scoreboard,
+    pub position: PlayerPosition,
+    /// The player's seat (1-based), if seated.
+    pub seat: Option<u8>,
+    /// Who sits at each seat (index 0 is seat 1); empty on a table without seats.
+    pub seats: Vec<Option<String>>,
+    /// Until when the player's chat is muted, if it is now.
+    pub muted_until: Option<u64>,
 }
 
 impl PlayerPosition {
@@ -221,6 +250,16 @@ pub(crate) enum Request {
     },
     Books {
         reply: Reply<BooksReport>,
+    },
+    Join {
+        player: String,
+        reply: Reply<Joined>,
+    },
+    History {
+        player: String,
+        before: Option<RoundId>,
+        limit: usize,
+        reply: Reply<Vec<HistoryEntry>>,
     },
 }
 
@@ -299,6 +338,32 @@ impl TableHandle {
 
     pub async fn books(&self) -> Result<BooksReport, ActorError> {
         self.ask(|reply| Request::Books { reply }).await
+    }
+
+    /// A new subscriber's view: the table, its roads, the player's money, seat and mute,
+    /// all as of one journal record (answered once it is durable, like
+    /// [`TableHandle::snapshot`]).
+    pub async fn join(&self, player: &str) -> Result<Joined, ActorError> {
+        let player = player.to_owned();
+        self.ask(|reply| Request::Join { player, reply }).await
+    }
+
+    /// The player's rounds with a stake, newest first, strictly older than `before` when
+    /// given, at most `limit` ([`Table::history`]).
+    pub async fn history(
+        &self,
+        player: &str,
+        before: Option<RoundId>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, ActorError> {
+        let player = player.to_owned();
+        self.ask(|reply| Request::History {
+            player,
+            before,
+            limit,
+            reply,
+        })
+        .await
     }
 
     pub fn table_id(&self) -> &str {

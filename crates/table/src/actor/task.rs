@@ -15,8 +15,8 @@ use super::recent::RecentCommands;
 use super::release::{self, Answer, Record, Release};
 use super::rules::{CardCheck, Rules, RulesError};
 use super::{
-    ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, JournalEntry,
-    PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
+    ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, Joined,
+    JournalEntry, PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
 use crate::command::{CardSource, Command};
 use crate::event::Event;
@@ -350,17 +350,29 @@ impl Actor {
                 self.answer(reply, Ok(balance)).await;
             }
             Request::Player { player, reply } => {
-                let stakes = self.table.stakes_in_play(&player);
-                let position = PlayerPosition {
-                    balance: self.table.balance(&player),
-                    round_id: self
-                        .table
-                        .round_id()
-                        .filter(|_| !stakes.is_empty())
-                        .cloned(),
-                    stakes,
-                };
+                let position = self.position(&player);
                 self.answer(reply, Ok(position)).await;
+            }
+            Request::Join { player, reply } => {
+                let joined = Joined {
+                    seq: self.next_seq - 1,
+                    table: self.table.snapshot(),
+                    scoreboard: self.table.scoreboard().clone(),
+                    position: self.position(&player),
+                    seat: self.table.seat_of(&player),
+                    seats: self.table.seats(),
+                    muted_until: self.table.muted_until(&player, self.clock.now_ms()),
+                };
+                self.answer(reply, Ok(joined)).await;
+            }
+            Request::History {
+                player,
+                before,
+                limit,
+                reply,
+            } => {
+                let history = self.table.history(&player, before.as_ref(), limit);
+                self.answer(reply, Ok(history)).await;
             }
             Request::Scoreboard { reply } => {
                 let scoreboard = self.table.scoreboard().clone();
@@ -378,6 +390,23 @@ impl Actor {
                 };
                 self.answer(reply, Ok(report)).await;
             }
+        }
+    }
+
+    /// The player's money at the table, now.
+    fn position(&self, player: &str) -> PlayerPosition {
+        let stakes = self.table.stakes_in_play(player);
+        let self_limit = self.table.self_limit_set(player);
+        PlayerPosition {
+            balance: self.table.balance(player),
+            round_id: self
+                .table
+                .round_id()
+                .filter(|_| !stakes.is_empty())
+                .cloned(),
+            stakes,
+            self_limit: self_limit.map(|(limit, _)| limit),
+            self_limit_set_at: self_limit.map(|(_, at)| at),
         }
     }
 

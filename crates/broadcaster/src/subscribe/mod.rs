@@ -1,0 +1,244 @@
+//! Subscribe: a player's stream of a table's events.
+//!
+//! A new subscription reads the table and the caller's money in one actor request
+//! ([`banco_table::TableHandle::join`]), sends that as a private Snapshot numbered
+//! `through(seq)`, and attaches to the hub after it: the hub sends exactly the events that
+//! came after, public ones and the caller's own. A resuming subscription attaches after
+//! the seq the client last saw; when the hub no longer keeps what followed it, the client
+//! gets a ResumeGap, then a fresh Snapshot. Snapshot, ResumeGap and CutOff carry the seq the
+//! stream stands at, so a client that remembers the last seq it saw never loses or repeats
+//! an event.
+
+mod codec;
+mod routes;
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use banco_rules::roads::LAST_RESULTS_SHOWN;
+use banco_table::Phase;
+use banco_table::actor::Joined;
+use banco_wire::pb;
+use banco_wire::pb::table_event::Event as Wire;
+use bytes::Bytes;
+use futures::Stream;
+use tonic::Status;
+
+pub(crate) use routes::PlayerRoutes;
+
+use crate::hosted::HostedTable;
+use crate::hub::{self, AttachError, Attached, From, Hub};
+use crate::player_service::PlayerServer;
+use crate::wire;
+
+/// A subscriber's stream, as encoded bytes of `TableEvent`s.
+pub(crate) type EventBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
+
+/// How many times a new subscriber reads the table again when the table moved on faster
+/// than the hub keeps events between the read and the attach.
+const JOIN_TRIES: usize = 3;
+
+/// Opens `player`'s subscription to the table `request` names.
+pub(crate) async fn open(
+    server: &PlayerServer,
+    player: &str,
+    request: pb::SubscribeRequest,
+) -> Result<EventBytes, Status> {
+    let table = server.table(&request.table_id)?;
+    let hub = table.hub()?;
+    let resume = request.resume_from_seq;
+    let (prefix, position, attached) = if resume == 0 {
+        let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
+        (vec![snapshot_event(hub, seq, snapshot)], seq, attached)
+    } else {
+        match hub.attach(player, From::Resume(resume)).await {
+            Some(Ok(attached)) => (Vec::new(), resume, attached),
+            Some(Err(AttachError::Gap { oldest_kept })) => {
+                let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
+                let gap = Wire::ResumeGap(pb::ResumeGap {
+                    requested_seq: resume,
+                    oldest_kept_seq: oldest_kept,
+                });
+                (
+                    vec![event(hub, seq, gap), snapshot_event(hub, seq, snapshot)],
+                    seq,
+                    attached,
+                )
+            }
+            None => return Err(stopped(table.id())),
+        }
+    };
+    Ok(stream(
+        hub.table_id().into(),
+        prefix.into(),
+        position,
+        attached,
+    ))
+}
+
+/// The snapshot, with the round in play (if any) as its `round_id`, so that a client can
+/// bet at once.
+struct Shown {
+    round_id: String,
+    snapshot: pb::Snapshot,
+}
+
+fn snapshot_event(hub: &Hub, seq: u64, shown: Shown) -> Bytes {
+    hub::encode(
+        seq,
+        hub.table_id(),
+        &shown.round_id,
+        Wire::Snapshot(shown.snapshot),
+    )
+}
+
+/// Reads the table for `player` and attaches after it.
+async fn fresh(
+    server: &PlayerServer,
+    table: &HostedTable,
+    hub: &Hub,
+    player: &str,
+) -> Result<(Shown, u64, Attached), Status> {
+    for _ in 0..JOIN_TRIES {
+        let joined = table
+            .handle()
+            .join(player)
+            .await
+            .map_err(|e| table.actor_error(e))?;
+        let seq = hub::through(joined.seq);
+        match hub.attach(player, From::Snapshot(seq)).await {
+            Some(Ok(attached)) => {
+                let shown = Shown {
+                    round_id: joined
+                        .table
+                        .round_id
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                    snapshot: snapshot(server, table, &joined),
+                };
+                return Ok((shown, seq, attached));
+            }
+            Some(Err(AttachError::Gap { .. })) => continue,
+            None => return Err(stopped(table.id())),
+        }
+    }
+    Err(Status::unavailable(format!(
+        "table {}: its events come faster than a subscription can start; try again",
+        table.id()
+    )))
+}
+
+fn stopped(table: &str) -> Status {
+    Status::unavailable(format!(
+        "table {table}: its event fan-out has stopped (the broadcaster is shutting down)"
+    ))
+}
+
+fn event(hub: &Hub, seq: u64, event: Wire) -> Bytes {
+    hub::encode(seq, hub.table_id(), "", event)
+}
+
+/// The prefix, then the hub's events; when the hub lets go of the subscriber, a CutOff
+/// with the seq to resume from.
+fn stream(
+    table_id: std::sync::Arc<str>,
+    prefix: VecDeque<Bytes>,
+    position: u64,
+    attached: Attached,
+) -> EventBytes {
+    struct State {
+        table_id: std::sync::Arc<str>,
+        prefix: VecDeque<Bytes>,
+        last: u64,
+        attached: Attached,
+        ended: bool,
+    }
+    let state = State {
+        table_id,
+        prefix,
+        last: position,
+        attached,
+        ended: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        if let Some(bytes) = state.prefix.pop_front() {
+            return Some((Ok(bytes), state));
+        }
+        if state.ended {
+            return None;
+        }
+        match state.attached.events.recv().await {
+            Some(event) => {
+                state.last = event.seq;
+                Some((Ok(event.bytes.clone()), state))
+            }
+            None => {
+                state.ended = true;
+                let reason = (&mut state.attached.cut)
+                    .await
+                    .unwrap_or_else(|_| "the broadcaster is shutting down".to_owned());
+                let cut = hub::encode(
+                    state.last,
+                    &state.table_id,
+                    "",
+                    Wire::CutOff(pb::CutOff {
+                        resume_from_seq: state.last,
+                        reason,
+                    }),
+                );
+                Some((Ok(cut), state))
+            }
+        }
+    }))
+}
+
+/// What a subscriber is shown on joining: the table, and the caller's own bets and money.
+fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::Snapshot {
+    let state = wire::table_state(&joined.table, hub::through(joined.seq));
+    let (closes_at, countdown_ms) = match joined.table.phase {
+        Phase::BettingOpen {
+            closes_at: Some(closes_at),
+            ..
+        } => (
+            Some(wire::timestamp(closes_at)),
+            u32::try_from(closes_at.saturating_sub(unix_ms())).unwrap_or(u32::MAX),
+        ),
+        _ => (None, 0),
+    };
+    let position = &joined.position;
+    pb::Snapshot {
+        phase: state.phase,
+        shoe_state: state.shoe_state,
+        closes_at,
+        countdown_ms,
+        cards: state.cards,
+        due: state.due,
+        result: state.result,
+        last_results: hub::winners(&joined.scoreboard),
+        roads: Some(pb::Roads::from(&joined.scoreboard)),
+        bet_totals: state.bet_totals,
+        own_bets: position
+            .stakes
+            .iter()
+            .map(|(&kind, &stake)| pb::Bet {
+                kind: pb::BetKind::from(kind).into(),
+                stake_minor: stake,
+            })
+            .collect(),
+        balance: Some(server.balance(position.balance, position.in_play())),
+        cards_left: state.cards_left,
+        table: Some(server.info(
+            table,
+            &joined.table,
+            joined.scoreboard.last_results(LAST_RESULTS_SHOWN),
+        )),
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,98 @@
+//! PlayerService as served: the generated service for every call but Subscribe, which
+//! goes through [`EncodedEventsCodec`] so that the hub's bytes are sent as they are.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use banco_auth::AuthInterceptor;
+use banco_wire::pb;
+use banco_wire::pb::player_service_server::PlayerServiceServer;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use tonic::body::Body;
+use tonic::server::{NamedService, ServerStreamingService};
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Response, Status};
+use tower_service::Service;
+
+use super::EventBytes;
+use super::codec::EncodedEventsCodec;
+use crate::player_service::PlayerServer;
+
+const SUBSCRIBE: &str = "/banco.v1.PlayerService/Subscribe";
+
+/// The PlayerService router: authentication for every call, Subscribe pre-encoded.
+#[derive(Clone)]
+pub(crate) struct PlayerRoutes {
+    server: Arc<PlayerServer>,
+    auth: AuthInterceptor,
+    generated: InterceptedService<PlayerServiceServer<PlayerServer>, AuthInterceptor>,
+}
+
+impl PlayerRoutes {
+    pub(crate) fn new(server: Arc<PlayerServer>, auth: AuthInterceptor) -> PlayerRoutes {
+        PlayerRoutes {
+            generated: InterceptedService::new(
+                PlayerServiceServer::from_arc(Arc::clone(&server)),
+                auth.clone(),
+            ),
+            server,
+            auth,
+        }
+    }
+}
+
+impl NamedService for PlayerRoutes {
+    const NAME: &'static str = <PlayerServiceServer<PlayerServer> as NamedService>::NAME;
+}
+
+impl Service<http::Request<Body>> for PlayerRoutes {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<http::Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        if request.uri().path() == SUBSCRIBE {
+            let call = SubscribeCall {
+                server: Arc::clone(&self.server),
+                auth: self.auth.clone(),
+            };
+            Box::pin(async move {
+                let mut grpc = tonic::server::Grpc::new(EncodedEventsCodec);
+                Ok(grpc.server_streaming(call, request).await)
+            })
+        } else {
+            let mut generated = self.generated.clone();
+            Box::pin(async move {
+                let response = generated.call(request).await?;
+                Ok(response.map(Body::new))
+            })
+        }
+    }
+}
+
+struct SubscribeCall {
+    server: Arc<PlayerServer>,
+    auth: AuthInterceptor,
+}
+
+impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
+    type Response = Bytes;
+    type ResponseStream = EventBytes;
+    type Future = BoxFuture<'static, Result<Response<EventBytes>, Status>>;
+
+    fn call(&mut self, request: Request<pb::SubscribeRequest>) -> Self::Future {
+        let server = Arc::clone(&self.server);
+        let caller = self.auth.authenticate(&request);
+        Box::pin(async move {
+            let player = caller?.sub;
+            let stream = super::open(&server, &player, request.into_inner()).await?;
+            Ok(Response::new(stream))
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! What every `banco bench` shares: keys and tokens, the in-process validator and
+//! broadcaster, percentiles, a temporary folder.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use banco_auth::keys::generate_signing_key;
+use banco_auth::{BearerToken, Issuer, Role};
+use banco_broadcaster::{FanoutLimits, HostedTable, OutboxFile, ServeError};
+use banco_rules::shoe::ShoeConfig;
+use banco_table::actor::{ActorConfig, ActorTask, Clock, RemoteRules, TableHandle, spawn};
+use banco_table::{Pacing, TableConfig};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::{Channel, Endpoint};
+
+/// A fresh signing key: its issuer, and a verifier for the services.
+pub(super) fn keys() -> anyhow::Result<Issuer> {
+    let key = generate_signing_key().context("signing key")?;
+    Issuer::new(key, "banco").context("issuer")
+}
+
+/// The signed text of a one-hour token.
+pub(super) fn token_text(issuer: &Issuer, role: Role, sub: &str) -> anyhow::Result<String> {
+    issuer
+        .issue(sub, role, Duration::from_secs(3600), SystemTime::now())
+        .with_context(|| format!("token for {sub}"))
+}
+
+pub(super) fn token(issuer: &Issuer, role: Role, sub: &str) -> anyhow::Result<BearerToken> {
+    let text = token_text(issuer, role, sub)?;
+    BearerToken::new(&text).with_context(|| format!("token for {sub}"))
+}
+
+pub(super) async fn connect(addr: SocketAddr) -> anyhow::Result<Channel> {
+    Endpoint::from_shared(format!("http://{addr}"))?
+        .connect()
+        .await
+        .with_context(|| format!("could not connect to {addr}"))
+}
+
+/// Starts the validator in this process; the sender stops it.
+pub(super) async fn start_validator(
+    issuer: &Issuer,
+) -> anyhow::Result<(SocketAddr, oneshot::Sender<()>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let options = banco_validator::ServeOptions {
+        verifier: Arc::new(issuer.verifier()),
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        if let Err(e) = banco_validator::serve(listener, options, async {
+            let _ = stopped.await;
+        })
+        .await
+        {
+            eprintln!("banco bench: validator stopped: {e}");
+        }
+    });
+    Ok((addr, stop))
+}
+
+/// The `q` quantile (0 < q ≤ 1) of sorted values, by the nearest-rank method; `None` when
+/// there are none.
+pub(super) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let i = ((n as f64 * q).ceil() as usize).clamp(1, n) - 1;
+    Some(sorted[i])
+}
+
+/// p50, p90, p99 and max of some latencies, in microseconds.
+pub(super) fn percentiles(latencies: &mut [Duration]) -> String {
+    latencies.sort_unstable();
+    let at = |q: f64| quantile(latencies, q).map_or(0.0, |d| d.as_secs_f64() * 1e6);
+    format!(
+        "p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+        at(0.50),
+        at(0.90),
+        at(0.99),
+        at(1.0)
+    )
+}
+
+/// Removes the bench's temporary folder, pass or fail.
+#[derive(Debug)]
+pub(super) struct TempDir(pub(super) PathBuf);
+
+impl TempDir {
+    /// A new folder under the system's temporary folder, named after this process.
+    pub(super) fn new() -> anyhow::Result<TempDir> {
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = TempDir(
+            std::env::temp_dir().join(format!("banco-bench-{}-{nanos}", std::process::id())),
+        );
+        std::fs::create_dir_all(&dir.0)
+            .with_context(|| format!("could not create {}", dir.0.display()))?;
+        Ok(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A validator and a broadcaster hosting one live table (its journal in a temporary
+/// folder), in this process, as `banco broadcaster` builds them.
+pub(super) struct InProcess {
+    pub(super) addr: SocketAddr,
+    pub(super) handle: TableHandle,
+    pub(super) dir: TempDir,
+    task: ActorTask,
+    stop: oneshot::Sender<()>,
+    server: JoinHandle<Result<(), ServeError>>,
+    stop_validator: oneshot::Sender<()>,
+}
+
+impl InProcess {
+    pub(super) async fn start(
+        issuer: &Issuer,
+        table: &str,
+        welcome_credit: i64,
+        fanout: FanoutLimits,
+    ) -> anyhow::Result<InProcess> {
+        let (validator, stop_validator) = start_validator(issuer).await?;
+        let dir = TempDir::new()?;
+        let service = token_text(issuer, Role::Service, "broadcaster")?;
+        let rules = RemoteRules::connect(
+            &format!("http://{validator}"),
+            &service,
+            Duration::from_secs(2),
+        )?;
+        let config = TableConfig::new(table, Pacing::Live);
+        let outbox = OutboxFile::open(&dir.0.join("outbox.jsonl"))?;
+        let (handle, task) = spawn(
+            ActorConfig::in_dir(config.clone(), &dir.0),
+            Arc::new(rules),
+            Arc::new(outbox),
+            Clock::system(),
+        )
+        .await
+        .context("could not start the table actor")?;
+        let mut options = banco_broadcaster::ServeOptions::new(
+            Arc::new(issuer.verifier()),
+            vec![HostedTable::new(
+                handle.clone(),
+                config,
+                ShoeConfig::default(),
+            )],
+        );
+        options.welcome_credit = welcome_credit;
+        options.fanout = fanout;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(banco_broadcaster::serve(listener, options, async {
+            let _ = stopped.await;
+        }));
+        Ok(InProcess {
+            addr,
+            handle,
+            dir,
+            task,
+            stop,
+            server,
+            stop_validator,
+        })
+    }
+
+    /// Stops the broadcaster, the table actor and the validator.
+    pub(super) async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.server.await;
+        self.task.shutdown().await;
+        let _ = self.stop_validator.send(());
+    }
+}
+
+/// This process's resident memory, in bytes.
+pub(super) fn own_rss() -> anyhow::Result<u64> {
+    rss("/proc/self/status")
+}
+
+/// The resident memory of process `pid`, in bytes.
+pub(super) fn rss_of(pid: u32) -> anyhow::Result<u64> {
+    rss(&format!("/proc/{pid}/status"))
+}
+
+fn rss(path: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(path).with_context(|| format!("could not read {path}"))?;
+    parse_vm_rss(&status).with_context(|| format!("{path}: no readable VmRSS line"))
+}
+
+/// The `VmRSS:  1234 kB` line of a `/proc/*/status`, in bytes.
+fn parse_vm_rss(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        let v: Vec<u32> = (1..=100).collect();
+        assert_eq!(quantile(&v, 0.50), Some(50));
+        assert_eq!(quantile(&v, 0.99), Some(99));
+        assert_eq!(quantile(&v, 1.0), Some(100));
+        assert_eq!(quantile(&[7u32], 0.5), Some(7));
+        assert_eq!(quantile::<u32>(&[], 0.5), None);
+        assert_eq!(quantile(&[1u32, 2, 3], 0.0001), Some(1));
+    }
+
+    #[test]
+    fn reads_vm_rss() {
+        let status = "Name:\tbanco\nVmPeak:\t  9000 kB\nVmRSS:\t   1234 kB\nThreads:\t3\n";
+        assert_eq!(parse_vm_rss(status), Some(1234 * 1024));
+        assert_eq!(parse_vm_rss("Name:\tbanco\n"), None);
+    }
+}

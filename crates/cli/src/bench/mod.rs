@@ -1,0 +1,77 @@
+//! `banco bench`: how fast the services answer over real gRPC on loopback.
+//!
+//! - `validator`: CheckCard round trips to an in-process validator ([`validator`]).
+//! - `bets`: PlaceBets acknowledgements from an in-process broadcaster ([`bets`]).
+//! - `fanout`: the time from the table accepting a card to each of many subscribers, in
+//!   another process, receiving it; optionally the same through a NATS server ([`fanout`]).
+//!
+//! Each prints its figures and never judges a time; each also checks its answers (every
+//! card accepted; every bet and balance exactly what was staked; every subscriber saw every
+//! card once, in order), so a fast wrong answer does not pass for a result.
+
+mod bets;
+mod common;
+mod fanout;
+mod nats;
+mod subscribers;
+mod validator;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum BenchCommand {
+    /// CheckCard round trips to an in-process validator over gRPC loopback.
+    Validator {
+        /// Calls to time (after 200 warm-up calls).
+        #[arg(long, default_value_t = 20_000)]
+        requests: usize,
+        /// Calls in flight at once, each from its own client task.
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize,
+    },
+    /// PlaceBets acknowledgements from an in-process broadcaster (journal on a temp dir).
+    Bets {
+        /// Players, each with its own token.
+        #[arg(long, default_value_t = 1_000)]
+        players: usize,
+        /// Bets each player places in the round (1 to 180: 500 on each position in turn,
+        /// Player first, so no position goes over the table maximum).
+        #[arg(long, default_value_t = 20)]
+        bets_per_player: usize,
+        /// PlaceBets requests in flight at once.
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+    },
+    /// Card latency from the table to many subscribers in another process, and the
+    /// broadcaster's memory per subscriber; `--against nats` adds the same through NATS.
+    Fanout(fanout::FanoutArgs),
+    /// The subscribers of `bench fanout` (started by it, in a child process).
+    #[command(hide = true)]
+    FanoutSubscribers(subscribers::SubscribersArgs),
+}
+
+pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    match command {
+        &BenchCommand::Validator {
+            requests,
+            concurrency,
+        } => runtime.block_on(validator::bench_validator(requests, concurrency))?,
+        &BenchCommand::Bets {
+            players,
+            bets_per_player,
+            concurrency,
+        } => runtime.block_on(bets::bench_bets(players, bets_per_player, concurrency))?,
+        BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
+        BenchCommand::FanoutSubscribers(args) => runtime.block_on(subscribers::run(args))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where this binary is, to start the subscribers' process.
+fn this_binary() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("could not find this program's path to start the subscribers")
+}

@@ -1,0 +1,501 @@
+//! The subscribers of `banco bench fanout`, in their own process (`banco bench
+//! fanout-subscribers`, hidden): N subscriptions over N / `--per-connection` connections,
+//! to the broadcaster's PlayerService Subscribe (`--server`, one token per subscriber from
+//! `--tokens-file`) or to a NATS subject (`--nats`).
+//!
+//! Talks to the parent in lines: prints `ready` once every subscription is open (gRPC: its
+//! Snapshot came), reads `done K` on stdin once the parent sent K cards, and prints one JSON
+//! [`Report`] when every subscriber has K cards, 30 s after `done` at the latest, or at once
+//! when stdin closes. For every CardDealt it records `receipt − server_time` (the same
+//! machine clock) and checks that each subscriber saw every event once, in order.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, bail, ensure};
+use banco_auth::BearerToken;
+use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
+use futures::{Stream, StreamExt as _};
+use prost::Message as _;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::task::JoinSet;
+use tonic::transport::Endpoint;
+
+use super::common::quantile;
+
+/// How long after `done` the subscribers still wait for missing cards.
+const GRACE: Duration = Duration::from_secs(30);
+
+/// Subscribe calls being opened at once.
+const OPENING: usize = 256;
+
+/// Problems listed in the report (the rest are only counted).
+const LISTED: usize = 10;
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["server", "nats"])))]
+pub(crate) struct SubscribersArgs {
+    /// The broadcaster, `http://127.0.0.1:PORT`.
+    #[arg(long, requires = "tokens_file")]
+    server: Option<String>,
+    /// A NATS server, `nats://127.0.0.1:PORT`.
+    #[arg(long)]
+    nats: Option<String>,
+    /// Player tokens, one a line, at least one per subscriber (with `--server`).
+    #[arg(long)]
+    tokens_file: Option<PathBuf>,
+    /// The table to subscribe to (with `--server`).
+    #[arg(long, default_value = "T01")]
+    table: String,
+    /// The subject to subscribe to (with `--nats`).
+    #[arg(long, default_value = "banco.T01.events")]
+    subject: String,
+    #[arg(long)]
+    subscribers: usize,
+    /// Subscriptions sharing one connection.
+    #[arg(long, default_value_t = 100)]
+    per_connection: usize,
+}
+
+/// What the subscribers saw, printed as one JSON line.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Report {
+    pub(super) subscribers: usize,
+    pub(super) connections: usize,
+    /// Cards each subscriber should have seen.
+    pub(super) expected_cards: u32,
+    /// Card receipts timed, over all subscribers.
+    pub(super) received: usize,
+    pub(super) p50_us: u64,
+    pub(super) p90_us: u64,
+    pub(super) p99_us: u64,
+    pub(super) max_us: u64,
+    /// Subscribers that saw every card once, in order, with the same cards as the first.
+    pub(super) complete: usize,
+    pub(super) problem_count: usize,
+    pub(super) problems: Vec<String>,
+    /// The cards as the first subscriber saw them.
+    pub(super) cards: Vec<String>,
+}
+
+/// What the parent has said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Control {
+    Running,
+    /// K cards were sent.
+    Expect(u32),
+    /// Stop waiting.
+    Stop,
+}
+
+/// One subscriber's record of its stream.
+#[derive(Debug, Default)]
+struct Watch {
+    last_seq: Option<u64>,
+    cards: u32,
+    /// FNV-1a of every CardDealt's seq and card, in order.
+    fingerprint: u64,
+    /// Nanoseconds from `server_time` to receipt, one per card.
+    latencies: Vec<u64>,
+    /// The cards in order (kept by the first subscriber only).
+    seen: Option<Vec<String>>,
+    problem: Option<String>,
+}
+
+impl Watch {
+    fn new(keep_cards: bool) -> Watch {
+        Watch {
+            fingerprint: FNV_OFFSET,
+            seen: keep_cards.then(Vec::new),
+            ..Watch::default()
+        }
+    }
+
+    fn fail(&mut self, problem: String) {
+        self.problem.get_or_insert(problem);
+    }
+
+    fn on_event(&mut self, event: &pb::TableEvent, received: SystemTime) {
+        if let Some(last) = self.last_seq
+            && event.seq <= last
+        {
+            self.fail(format!(
+                "event seq {} came after seq {last}: repeated or out of order",
+                event.seq
+            ));
+        }
+        self.last_seq = Some(event.seq);
+        match &event.event {
+            Some(pb::table_event::Event::CardDealt(dealt)) => {
+                let card = dealt.card.as_ref().map_or("", |c| c.card.as_str());
+                self.cards += 1;
+                self.fingerprint = fnv(self.fingerprint, &event.seq.to_le_bytes());
+                self.fingerprint = fnv(self.fingerprint, card.as_bytes());
+                if let Some(seen) = &mut self.seen {
+                    seen.push(card.to_owned());
+                }
+                match &event.server_time {
+                    Some(sent) => self.latencies.push(nanos_between(sent, received)),
+                    None => self.fail(format!("card at seq {} has no server_time", event.seq)),
+                }
+            }
+            Some(pb::table_event::Event::CutOff(cut)) => self.fail(format!(
+                "cut off at seq {}: {}",
+                cut.resume_from_seq, cut.reason
+            )),
+            _ => {}
+        }
+    }
+
+    fn done(&self, control: Control) -> bool {
+        match control {
+            Control::Running => false,
+            Control::Expect(k) => self.cards >= k,
+            Control::Stop => true,
+        }
+    }
+
+    /// Whether this subscriber saw exactly `expected` cards, each once, in order.
+    fn check(&self, expected: u32) -> Result<(), String> {
+        if let Some(problem) = &self.problem {
+            return Err(problem.clone());
+        }
+        if self.cards != expected {
+            return Err(format!("saw {} cards of {expected}", self.cards));
+        }
+        Ok(())
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Nanoseconds from `sent` to `received`, 0 if the clock went back.
+fn nanos_between(sent: &banco_wire::Timestamp, received: SystemTime) -> u64 {
+    let received = received
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    let sent = i128::from(sent.seconds) * 1_000_000_000 + i128::from(sent.nanos);
+    u64::try_from((received - sent).max(0)).unwrap_or(u64::MAX)
+}
+
+/// Follows one stream until the parent's word says it is done, or the stream ends.
+async fn follow<S>(mut events: S, mut control: watch::Receiver<Control>, mut watch: Watch) -> Watch
+where
+    S: Stream<Item = Result<pb::TableEvent, String>> + Unpin,
+{
+    loop {
+        if watch.done(*control.borrow_and_update()) {
+            return watch;
+        }
+        tokio::select! {
+            next = events.next() => match next {
+                Some(Ok(event)) => watch.on_event(&event, SystemTime::now()),
+                Some(Err(e)) => {
+                    watch.fail(e);
+                    return watch;
+                }
+                None => {
+                    watch.fail("the stream ended".to_owned());
+                    return watch;
+                }
+            },
+            changed = control.changed() => if changed.is_err() {
+                return watch;
+            },
+        }
+    }
+}
+
+pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
+    ensure!(args.subscribers > 0, "--subscribers must be at least 1");
+    ensure!(
+        args.per_connection > 0,
+        "--per-connection must be at least 1"
+    );
+    let connections = args.subscribers.div_ceil(args.per_connection);
+    let (control, controlled) = watch::channel(Control::Running);
+    let (ready, mut readies) = mpsc::unbounded_channel::<anyhow::Result<()>>();
+    let mut tasks = JoinSet::new();
+    match (&args.server, &args.nats) {
+        (Some(server), _) => {
+            let path = args
+                .tokens_file
+                .as_ref()
+                .context("--server needs --tokens-file")?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("could not read {}", path.display()))?;
+            let tokens: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+            ensure!(
+                tokens.len() >= args.subscribers,
+                "{}: {} tokens for {} subscribers",
+                path.display(),
+                tokens.len(),
+                args.subscribers
+            );
+            let endpoint = Endpoint::from_shared(server.clone())
+                .with_context(|| format!("--server {server}: not a URL"))?
+                .tcp_nodelay(true);
+            let mut channels = Vec::with_capacity(connections);
+            for _ in 0..connections {
+                channels.push(
+                    endpoint
+                        .connect()
+                        .await
+                        .with_context(|| format!("could not connect to {server}"))?,
+                );
+            }
+            let opening = std::sync::Arc::new(Semaphore::new(OPENING));
+            for (i, text) in tokens.iter().take(args.subscribers).enumerate() {
+                let token = BearerToken::new(text)
+                    .with_context(|| format!("{}: line {}", path.display(), i + 1))?;
+                let mut client = PlayerServiceClient::with_interceptor(
+                    channels[i / args.per_connection].clone(),
+                    token,
+                );
+                let request = pb::SubscribeRequest {
+                    table_id: args.table.clone(),
+                    resume_from_seq: 0,
+                };
+                let (ready, controlled, opening) =
+                    (ready.clone(), controlled.clone(), opening.clone());
+                tasks.spawn(async move {
+                    let mut watch = Watch::new(i == 0);
+                    let opened = async {
+                        let _permit = opening.acquire().await?;
+                        let mut stream = client.subscribe(request).await?.into_inner();
+                        let first = stream.message().await?.context("ended before a snapshot")?;
+                        ensure!(
+                            matches!(first.event, Some(pb::table_event::Event::Snapshot(_))),
+                            "the first event was not a snapshot: {first:?}"
+                        );
+                        watch.last_seq = Some(first.seq);
+                        anyhow::Ok(stream)
+                    }
+                    .await;
+                    match opened {
+                        Ok(stream) => {
+                            let _ = ready.send(Ok(()));
+                            let events = stream.map(|e| e.map_err(|s| s.to_string()));
+                            follow(events, controlled, watch).await
+                        }
+                        Err(e) => {
+                            let _ = ready.send(Err(e.context(format!("subscriber {i}"))));
+                            watch.fail("could not subscribe".to_owned());
+                            watch
+                        }
+                    }
+                });
+            }
+        }
+        (None, Some(url)) => {
+            let mut clients = Vec::with_capacity(connections);
+            for _ in 0..connections {
+                clients.push(
+                    async_nats::ConnectOptions::new()
+                        .connect(url.as_str())
+                        .await
+                        .with_context(|| format!("could not connect to NATS at {url}"))?,
+                );
+            }
+            for i in 0..args.subscribers {
+                let subscriber = clients[i / args.per_connection]
+                    .subscribe(args.subject.clone())
+                    .await
+                    .with_context(|| format!("subscriber {i}: could not subscribe"))?;
+                let events = subscriber.map(|m| {
+                    pb::TableEvent::decode(m.payload).map_err(|e| format!("undecodable event: {e}"))
+                });
+                tasks.spawn(follow(events, controlled.clone(), Watch::new(i == 0)));
+            }
+            for client in &clients {
+                client.flush().await.context("NATS flush")?;
+            }
+            for _ in 0..args.subscribers {
+                let _ = ready.send(Ok(()));
+            }
+        }
+        (None, None) => bail!("give --server or --nats"),
+    }
+    drop(ready);
+    for _ in 0..args.subscribers {
+        match readies.recv().await {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(e),
+            None => bail!("the subscribers stopped before all were ready"),
+        }
+    }
+    say("ready").await?;
+
+    tokio::spawn(listen(control));
+    let mut watches = Vec::with_capacity(args.subscribers);
+    while let Some(done) = tasks.join_next().await {
+        watches.push(done.context("a subscriber task failed")?);
+    }
+    let expected = match *controlled.borrow() {
+        Control::Expect(k) => k,
+        _ => 0,
+    };
+    let report = report(watches, expected, connections);
+    say(&serde_json::to_string(&report)?).await
+}
+
+/// Reads the parent's `done K`; stops the subscribers GRACE after it, or when stdin closes.
+async fn listen(control: watch::Sender<Control>) {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(k) = line
+            .strip_prefix("done ")
+            .and_then(|k| k.trim().parse().ok())
+        {
+            let _ = control.send(Control::Expect(k));
+            tokio::select! {
+                () = tokio::time::sleep(GRACE) => {}
+                _ = lines.next_line() => {}
+            }
+            break;
+        }
+    }
+    let _ = control.send(Control::Stop);
+}
+
+async fn say(line: &str) -> anyhow::Result<()> {
+    let mut out = tokio::io::stdout();
+    out.write_all(format!("{line}\n").as_bytes()).await?;
+    out.flush().await?;
+    Ok(())
+}
+
+/// Latency figures over all subscribers, and which of them did not see every card once,
+/// in order, the same as the first.
+fn report(mut watches: Vec<Watch>, expected: u32, connections: usize) -> Report {
+    let subscribers = watches.len();
+    let first = watches.iter().position(|w| w.seen.is_some());
+    let cards = first
+        .and_then(|i| watches[i].seen.clone())
+        .unwrap_or_default();
+    let reference = first.map(|i| watches[i].fingerprint);
+    let mut problems = Vec::new();
+    let mut complete = 0;
+    for (i, w) in watches.iter().enumerate() {
+        let verdict = w.check(expected).and_then(|()| {
+            if Some(w.fingerprint) == reference {
+                Ok(())
+            } else {
+                Err("its cards or their seqs differ from the first subscriber's".to_owned())
+            }
+        });
+        match verdict {
+            Ok(()) => complete += 1,
+            Err(problem) => problems.push(format!("subscriber {i}: {problem}")),
+        }
+    }
+    let mut latencies: Vec<u64> = watches
+        .iter_mut()
+        .flat_map(|w| std::mem::take(&mut w.latencies))
+        .collect();
+    latencies.sort_unstable();
+    let us = |q: f64| quantile(&latencies, q).map_or(0, |ns| ns / 1_000);
+    Report {
+        subscribers,
+        connections,
+        expected_cards: expected,
+        received: latencies.len(),
+        p50_us: us(0.50),
+        p90_us: us(0.90),
+        p99_us: us(0.99),
+        max_us: us(1.0),
+        complete,
+        problem_count: problems.len(),
+        problems: problems.into_iter().take(LISTED).collect(),
+        cards,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card(seq: u64, card: &str, sent_ms: u64) -> pb::TableEvent {
+        pb::TableEvent {
+            seq,
+            server_time: Some(banco_wire::Timestamp::from(
+                UNIX_EPOCH + Duration::from_millis(sent_ms),
+            )),
+            table_id: "T01".into(),
+            round_id: String::new(),
+            event: Some(pb::table_event::Event::CardDealt(pb::CardDealt {
+                card: Some(pb::DealtCard {
+                    card: card.into(),
+                    ..pb::DealtCard::default()
+                }),
+                ..pb::CardDealt::default()
+            })),
+        }
+    }
+
+    fn other(seq: u64) -> pb::TableEvent {
+        pb::TableEvent {
+            seq,
+            event: Some(pb::table_event::Event::BettingClosed(
+                pb::BettingClosed::default(),
+            )),
+            ..pb::TableEvent::default()
+        }
+    }
+
+    fn watched(events: &[pb::TableEvent], keep: bool) -> Watch {
+        let mut w = Watch::new(keep);
+        for (i, e) in events.iter().enumerate() {
+            w.on_event(e, UNIX_EPOCH + Duration::from_millis(1_000 + i as u64));
+        }
+        w
+    }
+
+    #[test]
+    fn every_card_once_in_order_passes() {
+        let w = watched(
+            &[
+                other(4),
+                card(5, "7C", 1_000),
+                card(6, "KD", 1_000),
+                other(7),
+            ],
+            true,
+        );
+        assert_eq!(w.check(2), Ok(()));
+        assert_eq!(w.seen, Some(vec!["7C".to_owned(), "KD".to_owned()]));
+        assert_eq!(w.latencies, vec![1_000_000, 2_000_000]);
+    }
+
+    #[test]
+    fn a_repeated_or_missing_card_is_reported() {
+        let repeated = watched(&[card(5, "7C", 0), card(5, "7C", 0)], false);
+        assert!(repeated.check(2).is_err_and(|p| p.contains("repeated")));
+        let missing = watched(&[card(5, "7C", 0)], false);
+        assert_eq!(missing.check(2), Err("saw 1 cards of 2".to_owned()));
+    }
+
+    #[test]
+    fn a_subscriber_with_other_cards_is_not_complete() {
+        let first = watched(&[card(5, "7C", 0), card(6, "KD", 0)], true);
+        let same = watched(&[card(5, "7C", 0), card(6, "KD", 0)], false);
+        let other = watched(&[card(5, "7C", 0), card(6, "KH", 0)], false);
+        let report = report(vec![first, same, other], 2, 1);
+        assert_eq!(report.complete, 2);
+        assert_eq!(report.problem_count, 1);
+        assert!(report.problems[0].starts_with("subscriber 2:"));
+        assert_eq!(report.cards, ["7C", "KD"]);
+        assert_eq!(report.received, 6);
+    }
+}

@@ -1,0 +1,125 @@
+//! `banco player history`: the caller's bets, newest first (seed 004's list): round,
+//! bets, result, payout, net.
+
+use banco_wire::pb;
+
+use super::amount::{money, signed_money};
+use super::bets::kind_name;
+use super::render::{hand_result, time_of_day};
+
+/// One line per round.
+pub(crate) fn entry_line(e: &pb::MyBetEntry) -> String {
+    let bets: Vec<String> = e
+        .bets
+        .iter()
+        .map(|b| format!("{} {}", kind_name(b.kind), money(b.stake_minor)))
+        .collect();
+    let when = e
+        .placed_at
+        .as_ref()
+        .map_or_else(String::new, |t| format!("{}  ", time_of_day(t)));
+    let outcome = if e.voided {
+        "void, stakes returned".to_owned()
+    } else if e.settlements.is_empty() {
+        "not settled yet".to_owned()
+    } else {
+        let payout: i64 = e
+            .settlements
+            .iter()
+            .fold(0i64, |sum, s| sum.saturating_add(s.returned_minor));
+        let result = e
+            .result
+            .as_ref()
+            .map_or_else(|| "result ?".to_owned(), hand_result);
+        format!("{result}  payout {}", money(payout))
+    };
+    format!(
+        "{when}{}  {}  {outcome}  net {}",
+        e.round_id,
+        if bets.is_empty() {
+            "no bets".to_owned()
+        } else {
+            bets.join(", ")
+        },
+        signed_money(e.net_minor)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries() {
+        let settled = pb::MyBetEntry {
+            round_id: "T01-S0001-H003".to_owned(),
+            table_id: "T01".to_owned(),
+            placed_at: Some(banco_wire::Timestamp {
+                seconds: 3600 * 12 + 3 * 60 + 4,
+                nanos: 0,
+            }),
+            bets: vec![
+                pb::Bet {
+                    kind: pb::BetKind::Banker.into(),
+                    stake_minor: 2_000,
+                },
+                pb::Bet {
+                    kind: pb::BetKind::Tie.into(),
+                    stake_minor: 500,
+                },
+            ],
+            settlements: vec![
+                pb::Settlement {
+                    kind: pb::BetKind::Banker.into(),
+                    stake_minor: 2_000,
+                    outcome: pb::BetOutcome::Win.into(),
+                    winnings_minor: 1_900,
+                    returned_minor: 3_900,
+                    ..pb::Settlement::default()
+                },
+                pb::Settlement {
+                    kind: pb::BetKind::Tie.into(),
+                    stake_minor: 500,
+                    outcome: pb::BetOutcome::Lose.into(),
+                    ..pb::Settlement::default()
+                },
+            ],
+            result: Some(pb::HandResult {
+                player_total: 5,
+                banker_total: 8,
+                winner: pb::Winner::Banker.into(),
+                natural: true,
+                ..pb::HandResult::default()
+            }),
+            voided: false,
+            net_minor: 1_400,
+        };
+        assert_eq!(
+            entry_line(&settled),
+            "12:03:04  T01-S0001-H003  banker 20.00, tie 5.00  BANKER 8 - PLAYER 5 (natural)  payout 39.00  net +14.00"
+        );
+        let voided = pb::MyBetEntry {
+            round_id: "T01-S0001-H004".to_owned(),
+            bets: vec![pb::Bet {
+                kind: pb::BetKind::Player.into(),
+                stake_minor: 500,
+            }],
+            voided: true,
+            ..pb::MyBetEntry::default()
+        };
+        assert_eq!(
+            entry_line(&voided),
+            "T01-S0001-H004  player 5.00  void, stakes returned  net +0.00"
+        );
+        let open = pb::MyBetEntry {
+            round_id: "T01-S0001-H005".to_owned(),
+            net_minor: -500,
+            ..voided
+        };
+        let open = pb::MyBetEntry {
+            voided: false,
+            ..open
+        };
+        assert!(entry_line(&open).contains("not settled yet  net -5.00"));
+    }
+}
