@@ -38,6 +38,9 @@ pub struct ServeOptions {
     pub tls: Option<ServerTls>,
     /// What each table's fan-out hub keeps (ring of recent events, queue per subscriber).
     pub fanout: FanoutLimits,
+    /// Threads that serve connections, each with its own single-threaded runtime (default:
+    /// one per core). See `serve`.
+    pub io_threads: usize,
 }
 
 impl ServeOptions {
@@ -50,6 +53,7 @@ impl ServeOptions {
             currency: "EUR".to_owned(),
             tls: None,
             fanout: FanoutLimits::default(),
+            io_threads: std::thread::available_parallelism().map_or(2, usize::from),
         }
     }
 }
@@ -69,6 +73,8 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error(transparent)]
     Hub(#[from] crate::hub::HubError),
+    #[error("could not start a connection thread: {0}")]
+    Runtime(#[source] std::io::Error),
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -127,17 +133,145 @@ pub async fn serve(
         tls = options.tls.is_some(),
         "broadcaster serving TableService and PlayerService"
     );
-    builder
+    let router = builder
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(
             TableServiceServer::new(table_service),
             croupiers,
         ))
-        .add_service(PlayerRoutes::new(player_service, players))
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
-        .await?;
-    Ok(())
+        .add_service(PlayerRoutes::new(player_service, players));
+    let threads = options.io_threads.max(1);
+    if threads == 1
+        && tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::CurrentThread
+    {
+        router
+            .serve_with_incoming_shutdown(incoming(listener), shutdown)
+            .await?;
+        return Ok(());
+    }
+    io::serve_on_threads(listener, router, threads, shutdown).await
+}
+
+/// Connections served on threads of their own, one single-threaded runtime each.
+///
+/// Why: on tokio's multi-threaded runtime, a subscriber's HTTP/2 stream that sends an
+/// event wakes its connection's task, which the scheduler runs at once (its "LIFO slot"),
+/// so the connection writes after every stream instead of once for all of them. Measured
+/// with 10,000 subscribers on 100 connections: 442,000 `writev` calls for 80 events, and
+/// most of the broadcaster's time in the kernel. On a single-threaded runtime the woken
+/// streams all run before their connections do, which then write once each (26,500
+/// calls). One such runtime per core keeps both cores at work; each connection stays on
+/// the thread it was given.
+mod io {
+    use std::future::Future;
+    use std::net::TcpStream as StdStream;
+
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::{mpsc, watch};
+    use tokio_stream::StreamExt as _;
+    use tokio_stream::wrappers::ReceiverStream;
+    use tonic::transport::server::Router;
+
+    use super::ServeError;
+
+    /// Connections waiting for their thread.
+    const HANDOFF: usize = 1024;
+
+    pub(super) async fn serve_on_threads(
+        listener: TcpListener,
+        router: Router,
+        threads: usize,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        let (stop, stopped) = watch::channel(false);
+        let mut queues = Vec::with_capacity(threads);
+        let mut workers = Vec::with_capacity(threads);
+        for i in 0..threads {
+            let (queue, connections) = mpsc::channel::<StdStream>(HANDOFF);
+            queues.push(queue);
+            let router = router.clone();
+            let mut stopped = stopped.clone();
+            let worker = std::thread::Builder::new()
+                .name(format!("grpc-io-{i}"))
+                .spawn(move || -> Result<(), ServeError> {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(ServeError::Runtime)?;
+                    runtime.block_on(async move {
+                        crate::hub::install_relay();
+                        // Registered with this thread's reactor, in this thread.
+                        let incoming = ReceiverStream::new(connections).map(|std| {
+                            let stream = TcpStream::from_std(std)?;
+                            stream.set_nodelay(true)?;
+                            Ok::<_, std::io::Error>(stream)
+                        });
+                        router
+                            .serve_with_incoming_shutdown(incoming, async move {
+                                let _ = stopped.wait_for(|stop| *stop).await;
+                            })
+                            .await
+                            .map_err(ServeError::from)
+                    })
+                })
+                .map_err(ServeError::Runtime)?;
+            workers.push(worker);
+        }
+        tokio::pin!(shutdown);
+        let mut next = 0;
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        let std = match stream.into_std() {
+                            Ok(std) => std,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "could not hand a connection over");
+                                continue;
+                            }
+                        };
+                        // A worker that stopped has failed: its error is returned below.
+                        if queues[next % threads].send(std).await.is_err() {
+                            break;
+                        }
+                        next += 1;
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: keep serving the others.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                },
+            }
+        }
+        let _ = stop.send(true);
+        drop(queues);
+        let mut result = Ok(());
+        for worker in workers {
+            let joined = tokio::task::spawn_blocking(move || worker.join())
+                .await
+                .map_err(|e| ServeError::Runtime(std::io::Error::other(e.to_string())))?;
+            match joined {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
+                }
+                Err(_) => {
+                    if result.is_ok() {
+                        result = Err(ServeError::Runtime(std::io::Error::other(
+                            "a connection thread panicked",
+                        )));
+                    }
+                }
+            }
+        }
+        result
+    }
 }
 
 /// Small replies must leave at once: with Nagle on, each answer waits for the client's

@@ -10,6 +10,7 @@
 //! Bet totals change with every bet; they are sent at most every [`TOTALS_EVERY`]. The
 //! "last bets" warning comes [`LAST_BETS_BEFORE`] before betting closes on a timed round.
 
+mod queue;
 mod ring;
 mod task;
 mod translate;
@@ -23,7 +24,8 @@ use banco_wire::pb;
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use ring::{Encoded, through};
+pub(crate) use queue::{Next, Queue, install_relay};
+pub(crate) use ring::through;
 pub(crate) use translate::winners;
 
 /// How much the hub of each table keeps.
@@ -85,9 +87,8 @@ pub(crate) enum AttachError {
 /// A subscriber's end of the hub.
 #[derive(Debug)]
 pub(crate) struct Attached {
-    pub(crate) events: mpsc::Receiver<Arc<Encoded>>,
-    /// Says why, when the hub cuts the subscriber off.
-    pub(crate) cut: oneshot::Receiver<String>,
+    /// The events for the subscriber, then why the hub let go of it, if it does.
+    pub(crate) queue: Arc<Queue>,
     /// Detaches on drop, so that the player count stays true.
     pub(crate) _guard: DetachGuard,
 }
@@ -110,6 +111,8 @@ pub(crate) enum Command {
     Attach {
         player: Arc<str>,
         from: From,
+        /// The connection thread the subscriber is served on, if any.
+        relay: Option<queue::Relay>,
         reply: oneshot::Sender<Result<Attached, AttachError>>,
     },
     Detach {
@@ -183,6 +186,7 @@ impl Hub {
             .send(Command::Attach {
                 player: Arc::from(player),
                 from,
+                relay: queue::current_relay(),
                 reply,
             })
             .ok()?;

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::Scoreboard;
@@ -10,9 +11,10 @@ use banco_table::{Event, Phase, TableSnapshot};
 use banco_wire::pb;
 use banco_wire::pb::table_event::Event as Wire;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
+use super::queue::{Queue, Relay};
 use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, Ring, through, wire_seq};
 use super::translate::{Outgoing, translate};
 use super::{
@@ -25,8 +27,8 @@ struct Subscriber {
     player: Arc<str>,
     /// Events up to this seq are already in the subscriber's snapshot.
     after: u64,
-    events: mpsc::Sender<Arc<Encoded>>,
-    cut: Option<oneshot::Sender<String>>,
+    queue: Arc<Queue>,
+    relay: Option<Relay>,
 }
 
 /// A pending LastBets warning.
@@ -266,9 +268,10 @@ impl HubTask {
             Command::Attach {
                 player,
                 from,
+                relay,
                 reply,
             } => {
-                let _ = reply.send(self.attach(player, from));
+                let _ = reply.send(self.attach(player, from, relay));
             }
             Command::Detach { id } => self.remove(id),
             Command::Inject {
@@ -293,7 +296,12 @@ impl HubTask {
         }
     }
 
-    fn attach(&mut self, player: Arc<str>, from: From) -> Result<Attached, AttachError> {
+    fn attach(
+        &mut self,
+        player: Arc<str>,
+        from: From,
+        relay: Option<Relay>,
+    ) -> Result<Attached, AttachError> {
         let after = match from {
             From::Snapshot(seq) | From::Resume(seq) => seq,
         };
@@ -315,12 +323,7 @@ impl HubTask {
         };
         // The backlog is already in the ring: the queue holds it on top of the usual room,
         // so a subscriber catching up is not cut off for what it missed.
-        let (events, receiver) = mpsc::channel(self.queue + backlog.len());
-        for event in backlog {
-            // Room was checked above.
-            let _ = events.try_send(event);
-        }
-        let (cut, cut_receiver) = oneshot::channel();
+        let queue = Arc::new(Queue::new(self.queue + backlog.len(), backlog));
         let id = self.next_id;
         self.next_id += 1;
         self.by_player
@@ -332,14 +335,13 @@ impl HubTask {
             Subscriber {
                 player,
                 after,
-                events,
-                cut: Some(cut),
+                queue: Arc::clone(&queue),
+                relay,
             },
         );
         self.count_players();
         Ok(Attached {
-            events: receiver,
-            cut: cut_receiver,
+            queue,
             _guard: DetachGuard {
                 id,
                 commands: self.commands.clone(),
@@ -367,31 +369,27 @@ impl HubTask {
             bytes,
         });
         self.ring.push(Arc::clone(&event));
-        let mut gone = Vec::new();
+        let mut full = Vec::new();
+        let mut wake = Wakeups::default();
         match &event.to {
             None => {
                 for (&id, sub) in &self.subscribers {
-                    if !deliver(sub, &event) {
-                        gone.push(id);
-                    }
+                    deliver(id, sub, &event, &mut full, &mut wake);
                 }
             }
             Some(player) => {
                 for &id in self.by_player.get(player).map_or(&[][..], Vec::as_slice) {
-                    if let Some(sub) = self.subscribers.get(&id)
-                        && !deliver(sub, &event)
-                    {
-                        gone.push(id);
+                    if let Some(sub) = self.subscribers.get(&id) {
+                        deliver(id, sub, &event, &mut full, &mut wake);
                     }
                 }
             }
         }
+        wake.send();
         let queue = self.queue;
-        for id in gone {
-            if let Some(sub) = self.subscribers.get_mut(&id)
-                && let Some(cut) = sub.cut.take()
-            {
-                let _ = cut.send(format!(
+        for id in full {
+            if let Some(sub) = self.subscribers.get(&id) {
+                sub.queue.cut(format!(
                     "{queue} events were waiting unread: resume from your last seq"
                 ));
             }
@@ -413,10 +411,8 @@ impl HubTask {
     }
 
     fn cut_all(&mut self, reason: &str) {
-        for sub in self.subscribers.values_mut() {
-            if let Some(cut) = sub.cut.take() {
-                let _ = cut.send(reason.to_owned());
-            }
+        for sub in self.subscribers.values() {
+            sub.queue.cut(reason.to_owned());
         }
         self.subscribers.clear();
         self.by_player.clear();
@@ -459,12 +455,50 @@ impl HubTask {
     }
 }
 
-/// `false` when the subscriber must go: its queue is full (too slow) or closed (gone).
-fn deliver(sub: &Subscriber, event: &Arc<Encoded>) -> bool {
+/// Queues `event` for `sub` (unless its snapshot has it already), noting whom to wake,
+/// or noting that its queue is full.
+fn deliver(
+    id: u64,
+    sub: &Subscriber,
+    event: &Arc<Encoded>,
+    full: &mut Vec<u64>,
+    wake: &mut Wakeups,
+) {
     if event.seq <= sub.after {
-        return true;
+        return;
     }
-    sub.events.try_send(Arc::clone(event)).is_ok()
+    if sub.queue.push(Arc::clone(event)).is_err() {
+        full.push(id);
+        return;
+    }
+    if let Some(waker) = sub.queue.take_waker() {
+        wake.add(sub.relay.as_ref(), waker);
+    }
+}
+
+/// The wakers of one event's subscribers, by the connection thread that serves them.
+#[derive(Default)]
+struct Wakeups {
+    by_relay: Vec<(Relay, Vec<Waker>)>,
+}
+
+impl Wakeups {
+    fn add(&mut self, relay: Option<&Relay>, waker: Waker) {
+        let Some(relay) = relay else {
+            waker.wake();
+            return;
+        };
+        match self.by_relay.iter_mut().find(|(r, _)| r.same(relay)) {
+            Some((_, wakers)) => wakers.push(waker),
+            None => self.by_relay.push((relay.clone(), vec![waker])),
+        }
+    }
+
+    fn send(self) {
+        for (relay, wakers) in self.by_relay {
+            relay.wake(wakers);
+        }
+    }
 }
 
 async fn sleep_until(at: Option<Instant>) {

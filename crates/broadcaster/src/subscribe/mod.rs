@@ -28,7 +28,7 @@ use tonic::Status;
 pub(crate) use routes::PlayerRoutes;
 
 use crate::hosted::HostedTable;
-use crate::hub::{self, AttachError, Attached, From, Hub};
+use crate::hub::{self, AttachError, Attached, From, Hub, Next};
 use crate::player_service::PlayerServer;
 use crate::wire;
 
@@ -148,50 +148,61 @@ fn stream(
     position: u64,
     attached: Attached,
 ) -> EventBytes {
-    struct State {
-        table_id: std::sync::Arc<str>,
-        prefix: VecDeque<Bytes>,
-        last: u64,
-        attached: Attached,
-        ended: bool,
-    }
-    let state = State {
+    Box::pin(Subscription {
         table_id,
         prefix,
         last: position,
         attached,
-        ended: false,
-    };
-    Box::pin(futures::stream::unfold(state, |mut state| async move {
-        if let Some(bytes) = state.prefix.pop_front() {
-            return Some((Ok(bytes), state));
+        done: false,
+    })
+}
+
+/// A subscriber's stream, polled by its HTTP/2 stream: written out by hand because it runs
+/// for every subscriber on every event.
+struct Subscription {
+    table_id: std::sync::Arc<str>,
+    prefix: VecDeque<Bytes>,
+    last: u64,
+    attached: Attached,
+    done: bool,
+}
+
+impl Stream for Subscription {
+    type Item = Result<Bytes, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if let Some(bytes) = this.prefix.pop_front() {
+            return Poll::Ready(Some(Ok(bytes)));
         }
-        if state.ended {
-            return None;
+        if this.done {
+            return Poll::Ready(None);
         }
-        match state.attached.events.recv().await {
-            Some(event) => {
-                state.last = event.seq;
-                Some((Ok(event.bytes.clone()), state))
+        match this.attached.queue.poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Next::Event(event)) => {
+                this.last = event.seq;
+                Poll::Ready(Some(Ok(event.bytes.clone())))
             }
-            None => {
-                state.ended = true;
-                let reason = (&mut state.attached.cut)
-                    .await
-                    .unwrap_or_else(|_| "the broadcaster is shutting down".to_owned());
+            Poll::Ready(Next::Cut(reason)) => {
+                this.done = true;
                 let cut = hub::encode(
-                    state.last,
-                    &state.table_id,
+                    this.last,
+                    &this.table_id,
                     "",
                     Wire::CutOff(pb::CutOff {
-                        resume_from_seq: state.last,
+                        resume_from_seq: this.last,
                         reason,
                     }),
                 );
-                Some((Ok(cut), state))
+                Poll::Ready(Some(Ok(cut)))
             }
         }
-    }))
+    }
 }
 
 /// What a subscriber is shown on joining: the table, and the caller's own bets and money.

@@ -197,6 +197,26 @@ pub(super) fn rss_of(pid: u32) -> anyhow::Result<u64> {
     rss(&format!("/proc/{pid}/status"))
 }
 
+/// CPU time (user and system, every thread) of this process (`None`) or of `pid`.
+pub(super) fn cpu_of(pid: Option<u32>) -> anyhow::Result<Duration> {
+    let path = pid.map_or_else(
+        || "/proc/self/stat".to_owned(),
+        |p| format!("/proc/{p}/stat"),
+    );
+    let stat = std::fs::read_to_string(&path).with_context(|| format!("could not read {path}"))?;
+    parse_cpu(&stat).with_context(|| format!("{path}: no readable utime and stime"))
+}
+
+/// utime + stime of a `/proc/*/stat` line: fields 14 and 15, counted after the command
+/// name (which may hold spaces), in USER_HZ ticks (100 a second on Linux).
+fn parse_cpu(stat: &str) -> Option<Duration> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_name.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
 fn rss(path: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(path).with_context(|| format!("could not read {path}"))?;
     parse_vm_rss(&status).with_context(|| format!("{path}: no readable VmRSS line"))
@@ -212,6 +232,14 @@ fn parse_vm_rss(status: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_time_of_a_stat_line() {
+        let stat = "1234 (tokio rt) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 130 0 0 20 0 4 0";
+        assert_eq!(parse_cpu(stat), Some(Duration::from_millis(3_800)));
+        assert_eq!(parse_cpu("garbage"), None);
+        assert!(cpu_of(None).is_ok());
+    }
 
     #[test]
     fn nearest_rank_quantiles() {

@@ -9,9 +9,10 @@
 //! when the hub encodes the event, right after the table journaled the card.
 //!
 //! `--against nats` then starts `nats-server` on loopback, has the same child subscribe
-//! to a subject over as many connections, and publishes the same CardDealt events (encoded
-//! once each, stamped when encoded) at the same pace; both results are printed side by
-//! side.
+//! to a subject over as many connections, and publishes the same public events banco sent
+//! (recorded by one more subscriber during the banco run: every card, result, road and
+//! betting event), at the same moments, each encoded once and stamped when published; both
+//! results are printed side by side.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -35,7 +36,7 @@ use tokio::time::{MissedTickBehavior, timeout};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::common::{InProcess, connect, keys, own_rss, rss_of, token, token_text};
+use super::common::{InProcess, connect, cpu_of, keys, own_rss, rss_of, token, token_text};
 use super::nats::NatsServer;
 use super::subscribers::Report;
 
@@ -118,6 +119,9 @@ struct Run {
     wall: Duration,
     /// What went wrong beyond the subscribers' own report.
     mismatch: Option<String>,
+    /// CPU time of the serving process (banco: this one, with the table and validator;
+    /// NATS: nats-server) while the events were sent.
+    server_cpu: Duration,
 }
 
 pub(super) async fn run(args: &FanoutArgs) -> anyhow::Result<()> {
@@ -126,10 +130,10 @@ pub(super) async fn run(args: &FanoutArgs) -> anyhow::Result<()> {
     let hosted = InProcess::start(&issuer, TABLE, 0, FanoutLimits::default()).await?;
     let banco = run_banco(args, &issuer, &hosted).await;
     hosted.stop().await;
-    let (banco, dealt) = banco?;
+    let (banco, sent) = banco?;
     let mut runs = vec![banco];
     if args.against == Some(Against::Nats) {
-        runs.push(run_nats(args, &dealt).await?);
+        runs.push(run_nats(args, &sent).await?);
     }
     print!("{}", table(args, &runs));
     let failed: Vec<&str> = runs
@@ -267,12 +271,55 @@ impl Dealer {
     }
 }
 
-/// The run, and the CardDealt events of the cards dealt (for NATS to publish the same).
+/// A public event banco sent, and when, from the first card's deal.
+type Sent = (Duration, pb::TableEvent);
+
+/// One more subscriber, in this process: records the public events of the run as they
+/// arrive, until `stop`.
+fn record(
+    channel: Channel,
+    bearer: BearerToken,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<anyhow::Result<Vec<(Instant, pb::TableEvent)>>> {
+    use banco_wire::pb::player_service_client::PlayerServiceClient;
+    use pb::table_event::Event as E;
+    tokio::spawn(async move {
+        let mut client = PlayerServiceClient::with_interceptor(channel, bearer);
+        let mut stream = client
+            .subscribe(pb::SubscribeRequest {
+                table_id: TABLE.into(),
+                resume_from_seq: 0,
+            })
+            .await?
+            .into_inner();
+        let mut seen = Vec::new();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => return Ok(seen),
+                message = stream.message() => match message? {
+                    Some(event) => {
+                        let private = matches!(
+                            event.event,
+                            Some(E::Snapshot(_) | E::BetAccepted(_) | E::BetRefused(_) | E::Settled(_) | E::BalanceChanged(_) | E::Muted(_) | E::ResumeGap(_) | E::CutOff(_))
+                        );
+                        if !private {
+                            seen.push((Instant::now(), event));
+                        }
+                    }
+                    None => bail!("the recording subscriber's stream ended"),
+                },
+            }
+        }
+    })
+}
+
+/// The run, and the public events it sent (for NATS to publish the same).
 async fn run_banco(
     args: &FanoutArgs,
     issuer: &Issuer,
     hosted: &InProcess,
-) -> anyhow::Result<(Run, Vec<pb::CardDealt>)> {
+) -> anyhow::Result<(Run, Vec<Sent>)> {
     let channel = connect(hosted.addr).await?;
     let mut dealer = Dealer {
         client: TableServiceClient::with_interceptor(
@@ -307,7 +354,14 @@ async fn run_banco(
     child.ready(args.subscribers).await?;
     tokio::time::sleep(SETTLE).await;
     let after = own_rss()?;
+    let (stop_recording, recording) = tokio::sync::oneshot::channel();
+    let recorder = record(
+        connect(hosted.addr).await?,
+        token(issuer, Role::Player, "bench-recorder")?,
+        recording,
+    );
 
+    let cpu_before = cpu_of(None)?;
     let started = Instant::now();
     let mut tick = pacer(args.interval_ms);
     while dealer.dealt.len() < args.cards {
@@ -322,6 +376,14 @@ async fn run_banco(
     }
     let report = child.finish(dealer.dealt.len()).await?;
     let wall = started.elapsed();
+    let server_cpu = cpu_of(None)?.saturating_sub(cpu_before);
+    let _ = stop_recording.send(());
+    let sent: Vec<Sent> = recorder
+        .await
+        .context("the recording subscriber")??
+        .into_iter()
+        .filter_map(|(at, event)| at.checked_duration_since(started).map(|d| (d, event)))
+        .collect();
     let dealt: Vec<String> = dealer
         .dealt
         .iter()
@@ -334,27 +396,31 @@ async fn run_banco(
         )
     });
     let run = Run {
+        server_cpu,
         name: "banco (gRPC)".into(),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
         wall,
         mismatch,
     };
-    Ok((run, dealer.dealt))
+    Ok((run, sent))
 }
 
-async fn run_nats(args: &FanoutArgs, dealt: &[pb::CardDealt]) -> anyhow::Result<Run> {
+async fn run_nats(args: &FanoutArgs, sent: &[Sent]) -> anyhow::Result<Run> {
     let server = NatsServer::start().await?;
-    let result = run_nats_on(args, &server, dealt).await;
+    let result = run_nats_on(args, &server, sent).await;
     server.stop().await;
     result
 }
 
-async fn run_nats_on(
-    args: &FanoutArgs,
-    server: &NatsServer,
-    dealt: &[pb::CardDealt],
-) -> anyhow::Result<Run> {
+async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> anyhow::Result<Run> {
+    let dealt: Vec<&pb::CardDealt> = sent
+        .iter()
+        .filter_map(|(_, e)| match &e.event {
+            Some(pb::table_event::Event::CardDealt(card)) => Some(card),
+            _ => None,
+        })
+        .collect();
     let publisher = async_nats::connect(server.url.as_str())
         .await
         .with_context(|| format!("could not connect to NATS at {}", server.url))?;
@@ -373,25 +439,23 @@ async fn run_nats_on(
     tokio::time::sleep(SETTLE).await;
     let after = rss_of(server.pid)?;
 
-    let started = Instant::now();
-    let mut tick = pacer(args.interval_ms);
-    for (i, card) in dealt.iter().enumerate() {
-        tick.tick().await;
-        let event = pb::TableEvent {
-            seq: i as u64 + 1,
-            server_time: Some(banco_wire::Timestamp::from(SystemTime::now())),
-            table_id: TABLE.into(),
-            round_id: String::new(),
-            event: Some(pb::table_event::Event::CardDealt(card.clone())),
-        };
+    // The same events at the same moments as banco sent them, each encoded once.
+    let cpu_before = cpu_of(Some(server.pid))?;
+    let started = tokio::time::Instant::now();
+    for (at, event) in sent {
+        tokio::time::sleep_until(started + *at).await;
+        let mut event = event.clone();
+        event.server_time = Some(banco_wire::Timestamp::from(SystemTime::now()));
         publisher
             .publish(SUBJECT, event.encode_to_vec().into())
             .await
             .context("NATS publish")?;
         publisher.flush().await.context("NATS flush")?;
     }
+    let started = Instant::now() - started.elapsed();
     let report = child.finish(dealt.len()).await?;
     let wall = started.elapsed();
+    let server_cpu = cpu_of(Some(server.pid))?.saturating_sub(cpu_before);
     let cards: Vec<String> = dealt
         .iter()
         .map(|d| d.card.as_ref().map_or(String::new(), |c| c.card.clone()))
@@ -404,6 +468,7 @@ async fn run_nats_on(
     });
     let version = server.version.trim_start_matches("nats-server: ");
     Ok(Run {
+        server_cpu,
         name: format!("NATS {version}"),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
@@ -526,7 +591,7 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
         first.expected_cards,
         args.interval_ms
     );
-    let rows: [(&str, Cell); 9] = [
+    let rows: [(&str, Cell); 11] = [
         ("card latency p50", Box::new(|r| ms(r.report.p50_us))),
         ("card latency p90", Box::new(|r| ms(r.report.p90_us))),
         ("card latency p99", Box::new(|r| ms(r.report.p99_us))),
@@ -546,6 +611,14 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
         (
             "cards as dealt",
             Box::new(|r| if r.mismatch.is_none() { "yes" } else { "NO" }.to_owned()),
+        ),
+        (
+            "server CPU while sending",
+            Box::new(|r| format!("{:.2} s", r.server_cpu.as_secs_f64())),
+        ),
+        (
+            "subscribers' CPU while receiving",
+            Box::new(|r| format!("{:.2} s", r.report.cpu_ms as f64 / 1_000.0)),
         ),
         (
             "wall time (first card to report)",

@@ -24,6 +24,10 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tonic::transport::Endpoint;
 
+/// Receive window of one subscribers' connection (16 MiB): room for the events of its
+/// many subscribers, as if each had a connection of its own.
+const CONNECTION_WINDOW: u32 = 16 << 20;
+
 use super::common::quantile;
 
 /// How long after `done` the subscribers still wait for missing cards.
@@ -79,6 +83,9 @@ pub(super) struct Report {
     pub(super) problems: Vec<String>,
     /// The cards as the first subscriber saw them.
     pub(super) cards: Vec<String>,
+    /// CPU time this process used from `ready` to its report.
+    #[serde(default)]
+    pub(super) cpu_ms: u64,
 }
 
 /// What the parent has said.
@@ -245,7 +252,11 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
             );
             let endpoint = Endpoint::from_shared(server.clone())
                 .with_context(|| format!("--server {server}: not a URL"))?
-                .tcp_nodelay(true);
+                .tcp_nodelay(true)
+                // A connection carries many subscribers here (a player's app carries one):
+                // HTTP/2's default 64 KiB connection window would hold every event back
+                // until the window update for the previous few arrived.
+                .initial_connection_window_size(CONNECTION_WINDOW);
             let mut channels = Vec::with_capacity(connections);
             for _ in 0..connections {
                 channels.push(
@@ -336,6 +347,7 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
         }
     }
     say("ready").await?;
+    let cpu_before = super::common::cpu_of(None)?;
 
     tokio::spawn(listen(control));
     let mut watches = Vec::with_capacity(args.subscribers);
@@ -346,7 +358,9 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
         Control::Expect(k) => k,
         _ => 0,
     };
-    let report = report(watches, expected, connections);
+    let mut report = report(watches, expected, connections);
+    let cpu = super::common::cpu_of(None)?.saturating_sub(cpu_before);
+    report.cpu_ms = u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX);
     say(&serde_json::to_string(&report)?).await
 }
 
@@ -419,6 +433,7 @@ fn report(mut watches: Vec<Watch>, expected: u32, connections: usize) -> Report 
         problem_count: problems.len(),
         problems: problems.into_iter().take(LISTED).collect(),
         cards,
+        cpu_ms: 0,
     }
 }
 
