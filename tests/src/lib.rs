@@ -6,6 +6,7 @@
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
 
+pub mod archive;
 pub mod clients;
 pub mod model;
 pub mod outbox;

@@ -170,6 +170,12 @@ pub struct BroadcasterSetup {
     pub service_token_file: PathBuf,
     pub welcome_credit: i64,
     pub decks: u8,
+    /// `--archive URL`: finished rounds go to this ArchiveService (None: to
+    /// `outbox.jsonl`).
+    pub archive_url: Option<String>,
+    /// `--table-key FILE`: the signing key that signs every finished round (None:
+    /// unsigned).
+    pub table_key: Option<PathBuf>,
 }
 
 impl BroadcasterSetup {
@@ -183,6 +189,8 @@ impl BroadcasterSetup {
             service_token_file: keys.service_token_file(),
             welcome_credit: 0,
             decks: 8,
+            archive_url: None,
+            table_key: None,
         }
     }
 
@@ -193,29 +201,57 @@ impl BroadcasterSetup {
 
     /// Starts it (again, on the same data dir, after a kill) on a fresh port.
     pub fn start(&self) -> Service {
-        Service::start(
-            "broadcaster",
-            &[
-                "broadcaster".into(),
-                "--listen".into(),
-                "127.0.0.1:0".into(),
-                "--table".into(),
-                self.table.clone().into(),
-                "--data-dir".into(),
-                self.data_dir.clone().into(),
-                "--validator".into(),
-                self.validator_url.clone().into(),
-                "--public-key".into(),
-                self.public_key.clone().into(),
-                "--service-token-file".into(),
-                self.service_token_file.clone().into(),
-                "--welcome-credit".into(),
-                self.welcome_credit.to_string().into(),
-                "--decks".into(),
-                self.decks.to_string().into(),
-            ],
-        )
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "broadcaster".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--table".into(),
+            self.table.clone().into(),
+            "--data-dir".into(),
+            self.data_dir.clone().into(),
+            "--validator".into(),
+            self.validator_url.clone().into(),
+            "--public-key".into(),
+            self.public_key.clone().into(),
+            "--service-token-file".into(),
+            self.service_token_file.clone().into(),
+            "--welcome-credit".into(),
+            self.welcome_credit.to_string().into(),
+            "--decks".into(),
+            self.decks.to_string().into(),
+        ];
+        if let Some(url) = &self.archive_url {
+            args.extend(["--archive".into(), url.into()]);
+        }
+        if let Some(key) = &self.table_key {
+            args.extend(["--table-key".into(), key.into()]);
+        }
+        Service::start("broadcaster", &args)
     }
+}
+
+/// `banco archive --db <db_url> --listen <listen> --public-key <keys>`, with
+/// `--table-key-pub` when given. `listen` is `127.0.0.1:0` the first time, and the address
+/// it got to restart it where the broadcaster expects it.
+pub fn start_archive(
+    keys: &Keys,
+    db_url: &str,
+    listen: &str,
+    table_key_pub: Option<&Path>,
+) -> Service {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "archive".into(),
+        "--db".into(),
+        db_url.into(),
+        "--listen".into(),
+        listen.into(),
+        "--public-key".into(),
+        keys.public_key().into(),
+    ];
+    if let Some(path) = table_key_pub {
+        args.extend(["--table-key-pub".into(), path.into()]);
+    }
+    Service::start("archive", &args)
 }
 
 /// A channel to `url`, retried for a few seconds while the service comes up.

@@ -17,6 +17,7 @@
 //! Handlers never touch table state: they ask the actor ([`banco_table::actor::TableHandle`]),
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
+mod archive_sink;
 mod error;
 mod history;
 mod hosted;
@@ -28,6 +29,7 @@ mod subscribe;
 mod table_service;
 mod wire;
 
+pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
 pub use banco_auth::{ServerTls, TlsError};
 pub use error::BroadcasterError;
 pub use hosted::HostedTable;

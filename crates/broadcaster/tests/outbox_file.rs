@@ -24,6 +24,10 @@ fn round(seq: u64, prev_hash: &str) -> SealedRound {
         settlements: BTreeMap::new(),
         entries: Vec::new(),
         finished_at: 1_000 * seq + 1,
+        opened_by: None,
+        confirmed_by: None,
+        cut_card: false,
+        shoe_opening: None,
     };
     let hash = SealedRound::compute_hash(prev_hash, &round).unwrap();
     SealedRound {
@@ -31,6 +35,8 @@ fn round(seq: u64, prev_hash: &str) -> SealedRound {
         seq,
         prev_hash: prev_hash.to_owned(),
         hash,
+        signature: String::new(),
+        key_id: String::new(),
     }
 }
 

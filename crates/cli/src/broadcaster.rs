@@ -15,12 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use banco_auth::keys::load_verifying_key;
+use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
-use banco_broadcaster::{HostedTable, OutboxFile, ServeOptions, serve};
+use banco_broadcaster::{ArchiveClient, HostedTable, OutboxFile, ServeOptions, serve};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
-use banco_table::actor::{ActorConfig, Clock, RemoteRules, Rules, TableHandle, spawn};
+use banco_table::actor::{
+    ActorConfig, ArchiveSink, Clock, RemoteRules, Rules, TableHandle, TableSigner, spawn,
+};
 use banco_table::{Command, Limits, Pacing, TableConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,6 +54,19 @@ pub(crate) struct BroadcasterArgs {
     /// the croupier closes betting); on an automated table the default is 20.
     #[arg(long, value_name = "SECONDS")]
     betting_seconds: Option<u32>,
+    /// The archive (ArchiveService) every finished round is delivered to, in order, with
+    /// retries; called with the `--service-token-file` token. Without it, rounds go to
+    /// `<data-dir>/<table>/outbox.jsonl`.
+    #[arg(long, value_name = "URL")]
+    archive: Option<String>,
+    /// PEM CA certificate(s) the archive's TLS certificate must be signed by (https only).
+    #[arg(long, value_name = "PEM")]
+    archive_ca: Option<PathBuf>,
+    /// The tables' signing key (`banco token keygen` makes one): every finished round's
+    /// hash is signed with it, so the archive and auditors can tell the table's own records.
+    /// Without it rounds go unsigned, and an archive given table keys refuses them.
+    #[arg(long, value_name = "FILE")]
+    table_key: Option<PathBuf>,
     /// Seats at each table (RULES.md: 5, or 0 for none: any number of players bet behind).
     #[arg(long, default_value_t = 0)]
     seats: u8,
@@ -202,22 +217,56 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             )
             .with_context(|| format!("--validator {}", args.validator))?,
         );
+        let archive = match &args.archive {
+            Some(url) => {
+                let tls = args
+                    .archive_ca
+                    .as_deref()
+                    .map(ClientTls::from_ca_pem_file)
+                    .transpose()?;
+                Some(Arc::new(
+                    ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
+                        .with_context(|| format!("--archive {url}"))?,
+                ))
+            }
+            None => None,
+        };
+        let signer = match &args.table_key {
+            Some(path) => Some(Arc::new(TableSigner::new(
+                load_signing_key(path)
+                    .with_context(|| format!("--table-key {}", path.display()))?,
+            ))),
+            None => {
+                eprintln!(
+                    "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
+                );
+                None
+            }
+        };
         let mut hosted = Vec::new();
         let mut tasks = Vec::new();
         for config in configs {
             let dir = args.data_dir.join(&config.table_id);
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("could not create {}", dir.display()))?;
-            let outbox_path = dir.join("outbox.jsonl");
-            let outbox = OutboxFile::open(&outbox_path)
-                .with_context(|| format!("could not open {}", outbox_path.display()))?;
+            let sink: Arc<dyn ArchiveSink> = match &archive {
+                Some(client) => Arc::clone(client) as Arc<dyn ArchiveSink>,
+                None => {
+                    let outbox_path = dir.join("outbox.jsonl");
+                    Arc::new(
+                        OutboxFile::open(&outbox_path)
+                            .with_context(|| format!("could not open {}", outbox_path.display()))?,
+                    )
+                }
+            };
             let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+            actor_config.signer.clone_from(&signer);
             // Journaled with the table's config: a restart with other settings is refused.
             actor_config.default_shoe = Some(shoe);
             let (handle, task) = spawn(
                 actor_config,
                 Arc::clone(&rules) as Arc<dyn Rules>,
-                Arc::new(outbox),
+                sink,
                 Clock::system(),
             )
             .await

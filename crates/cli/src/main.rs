@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod archive;
+mod audit;
 mod bench;
 mod bots;
 mod broadcaster;
@@ -41,7 +43,11 @@ enum Command {
     /// Serve RulesService, the stateless rules authority, with health and reflection.
     Validator(validator::ValidatorArgs),
     /// Serve one table: its actor behind TableService and PlayerService.
-    Broadcaster(broadcaster::BroadcasterArgs),
+    Broadcaster(Box<broadcaster::BroadcasterArgs>),
+    /// Serve ArchiveService: the tamper-evident store of every round (SQLite or PostgreSQL).
+    Archive(archive::ArchiveArgs),
+    /// The auditor's client of the archive: rounds, round, shoe, stats, bets, export, verify.
+    Audit(audit::AuditArgs),
     /// Send one croupier command to a table and print the table after it.
     Croupier(croupier::CroupierArgs),
     /// The reference player client: lobby, live events, bets, history, balance, chat.
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
         Command::Token(command) => token::run(&command),
         Command::Broadcaster(args) => broadcaster::run(&args),
         Command::Croupier(args) => croupier::run(&args),
+        Command::Archive(args) => archive::run(&args),
+        Command::Audit(args) => audit::run(&args),
         Command::Player(args) => player::run(&args),
         Command::Bots(args) => bots::run(&args),
         Command::Bench(command) => bench::run(&command),

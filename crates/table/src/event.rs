@@ -237,6 +237,39 @@ pub struct FinishedRound {
     /// Every ledger entry of the round, in order.
     pub entries: Vec<Entry>,
     pub finished_at: u64,
+    /// Who opened betting: the croupier at the table, or `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_by: Option<String>,
+    /// Who confirmed the result (`None` for a void round: see `void.by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<String>,
+    /// The cut card came out during this hand (the next one is the shoe's last).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_card: bool,
+    /// On the shoe's first round: how the shoe was put in play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shoe_opening: Option<ShoeOpening>,
+}
+
+/// How a shoe was put in play, recorded with its first round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShoeOpening {
+    pub config: ShoeConfig,
+    /// The paytable every round of the shoe is settled under.
+    pub paytable: banco_rules::Paytable,
+    pub opened_by: String,
+    pub opened_at: u64,
+    /// `None` for a shoe dealt without a burn.
+    pub burn: Option<BurnRecord>,
+}
+
+/// The shoe's burn: `exposed` shown, `face_down` more burned unseen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BurnRecord {
+    pub exposed: Card,
+    pub face_down: u8,
+    pub by: String,
+    pub at: u64,
 }
 
 /// What a console or a new subscriber is shown of the table.

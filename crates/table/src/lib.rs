@@ -22,7 +22,7 @@ pub use actor::{
 };
 pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command};
-pub use event::{BalanceReason, Event, FinishedRound, TableSnapshot};
+pub use event::{BalanceReason, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
 pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};

@@ -32,7 +32,7 @@ use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle}
 
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command};
-use crate::event::{BalanceReason, Event, FinishedRound, TableSnapshot};
+use crate::event::{BalanceReason, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
 use crate::history::{History, HistoryEntry};
 use crate::ledger::{Account, Entry, EntryKind, Ledger, Posted};
 use crate::phase::{Correction, DealtCard, Phase, VoidRecord};
@@ -55,6 +55,8 @@ struct ShoeRun {
     number: u32,
     shoe: Shoe,
     hands: u32,
+    /// How the shoe was put in play, told in its first round's record.
+    opening: ShoeOpening,
 }
 
 /// The current (or last finished) round.
@@ -72,6 +74,12 @@ struct Round {
     book: Book,
     /// Seated players who passed this round.
     passed: BTreeSet<String>,
+    /// Who opened betting (the croupier at the table, or `auto`).
+    opened_by: String,
+    /// The cut card came out during this hand.
+    cut_card: bool,
+    /// Set on the shoe's first round.
+    shoe_opening: Option<ShoeOpening>,
 }
 
 /// A player's consecutive settled rounds with a bet on one chance.
@@ -479,6 +487,13 @@ impl Table {
             number,
             shoe,
             hands: 0,
+            opening: ShoeOpening {
+                config,
+                paytable: self.config.policy.paytable.clone(),
+                opened_by: by.to_owned(),
+                opened_at: now,
+                burn: None,
+            },
         });
         self.phase = Phase::Idle;
         self.scoreboard = Scoreboard::new();
@@ -504,6 +519,12 @@ impl Table {
             });
         }
         let burn = run.shoe.burn(exposed)?;
+        run.opening.burn = Some(BurnRecord {
+            exposed: burn.exposed,
+            face_down: burn.face_down,
+            by: by.to_owned(),
+            at: now,
+        });
         Ok(vec![Event::Burned {
             shoe: run.number,
             burn,
@@ -623,6 +644,9 @@ impl Table {
             corrections: Vec::new(),
             book: Book::default(),
             passed: BTreeSet::new(),
+            opened_by: by.to_owned(),
+            cut_card: false,
+            shoe_opening: (run.hands == 1).then(|| run.opening.clone()),
         });
         // The previous round's entries are in its FinishedRound.
         self.ledger.start_round();
@@ -738,6 +762,7 @@ impl Table {
             at: now,
         }];
         if before == ShoeState::InPlay && after == ShoeState::CutCardOut {
+            round.cut_card = true;
             events.push(Event::CutCardOut {
                 round_id: round.id.clone(),
             });
@@ -776,6 +801,7 @@ impl Table {
         let card = coup.undo().ok_or(Refusal::NothingToUndo)?;
         // The last check, and the first change.
         run.shoe.undo(card)?;
+        round.cut_card = run.shoe.state() == ShoeState::CutCardOut;
         round.coup = coup;
         round.cards.pop();
         round.corrections.push(Correction {
@@ -850,7 +876,7 @@ impl Table {
             let credit = list.iter().map(|s| s.returned).sum();
             self.balance_event(player, credit, 0, BalanceReason::Settlement)
         }));
-        events.push(self.finished(round, None, settled, now));
+        events.push(self.finished(round, None, settled, Some(by), now));
         self.phase = Phase::Settled;
         if let Some(winner) = winner {
             self.scoreboard.push(winner);
@@ -947,7 +973,7 @@ impl Table {
             refunds,
         }];
         events.extend(balances);
-        events.push(self.finished(round, Some(void), BTreeMap::new(), now));
+        events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
         self.phase = Phase::Voided;
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
@@ -972,6 +998,7 @@ impl Table {
         round: &Round,
         void: Option<VoidRecord>,
         settlements: BTreeMap<String, Vec<Settlement>>,
+        confirmed_by: Option<&str>,
         now: u64,
     ) -> Event {
         Event::RoundFinished(Box::new(FinishedRound {
@@ -989,6 +1016,10 @@ impl Table {
             settlements,
             entries: self.ledger.round_entries().to_vec(),
             finished_at: now,
+            opened_by: Some(round.opened_by.clone()),
+            confirmed_by: confirmed_by.map(str::to_owned),
+            cut_card: round.cut_card,
+            shoe_opening: round.shoe_opening.clone(),
         }))
     }
 

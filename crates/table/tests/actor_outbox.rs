@@ -95,3 +95,39 @@ async fn restart_resends_exactly_the_unconfirmed_rounds() {
     check_chain(&second.received(), 4, first.received()[2].hash.clone());
     task.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_table_with_a_key_signs_every_round_and_a_changed_hash_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(MemorySink::new());
+    let key = banco_auth::keys::signing_key_from_seed(&[9; 32]);
+    let mut actor = config(dir.path(), banco_table::Pacing::Live);
+    actor.signer = Some(Arc::new(banco_table::actor::TableSigner::new(key.clone())));
+    let (table, task) = start_with(
+        actor,
+        Arc::new(banco_table::LocalRules),
+        Arc::clone(&sink) as _,
+    )
+    .await;
+    ok(&table, deposit("alice", 1_000_000)).await;
+    ok(&table, open_shoe(8)).await;
+    for n in 0..3 {
+        play_round(&table, n).await;
+    }
+    eventually("3 rounds archived", || sink.received().len() == 3).await;
+    let rounds = sink.received();
+    check_chain(&rounds, 1, GENESIS_HASH.to_owned());
+    let public = key.verifying_key();
+    for sealed in &rounds {
+        assert_eq!(sealed.key_id, banco_auth::key_id(&public));
+        sealed.verify_signature(&public).unwrap();
+    }
+    // Another key, or a hash changed after signing, does not verify.
+    let other = banco_auth::keys::signing_key_from_seed(&[8; 32]).verifying_key();
+    assert!(rounds[0].verify_signature(&other).is_err());
+    let mut forged = rounds[1].clone();
+    forged.hash = rounds[2].hash.clone();
+    let why = forged.verify_signature(&public).unwrap_err();
+    assert!(why.contains(&rounds[1].round.round_id.to_string()), "{why}");
+    task.shutdown().await;
+}

@@ -13,6 +13,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 mod packages;
+mod postgres;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
@@ -69,9 +70,16 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ])?;
+    // The archive's suite runs on SQLite always, and again on PostgreSQL when there is one.
+    let database = postgres::database_url()?;
+    let env: Vec<(&str, &str)> = database
+        .as_deref()
+        .map(|url| ("DATABASE_URL", url))
+        .into_iter()
+        .collect();
     // --all-targets also runs each criterion benchmark once in test mode, so the checks
     // every benchmark makes of its own results run here too.
-    cargo(&["test", "--workspace", "--all-targets"])?;
+    cargo_with(&["test", "--workspace", "--all-targets"], &env)?;
     cargo(&["test", "--workspace", "--doc"])?;
     fuzz_lint()
 }
@@ -168,6 +176,11 @@ fn fuzz_manifest() -> String {
 
 /// Runs cargo in the workspace root, sharing the workspace's target directory.
 fn cargo(args: &[&str]) -> Result<()> {
+    cargo_with(args, &[])
+}
+
+/// [`cargo`] with more environment variables.
+fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("xtask: cargo {}", args.join(" "));
     let root = root();
@@ -175,6 +188,7 @@ fn cargo(args: &[&str]) -> Result<()> {
         .args(args)
         .current_dir(&root)
         .env("CARGO_TARGET_DIR", target_dir(&root))
+        .envs(env.iter().copied())
         .status()
         .context("could not start cargo")?;
     if !status.success() {

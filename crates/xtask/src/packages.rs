@@ -6,8 +6,14 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 
 /// GStreamer 1.22 with its development headers and the plugins the video pipeline and its
-/// tests use (x264 is in -ugly, the H.264 parser in -bad, the MP4 muxer in -good).
+/// tests use (x264 is in -ugly, the H.264 parser in -bad, the MP4 muxer in -good); the
+/// servers the tests and benchmarks start on loopback (PostgreSQL 15 for the archive,
+/// NATS for the fan-out comparison); and the `sqlite3` tool the archive's tampering test
+/// edits a row with, as a person would.
 const PACKAGES: &[&str] = &[
+    "postgresql",
+    "nats-server",
+    "sqlite3",
     "libgstreamer1.0-dev",
     "libgstreamer-plugins-base1.0-dev",
     "gstreamer1.0-plugins-base",
@@ -85,7 +91,7 @@ fn missing_packages() -> Result<Vec<String>> {
         .collect())
 }
 
-fn is_root() -> Result<bool> {
+pub(crate) fn is_root() -> Result<bool> {
     let output = Command::new("id")
         .arg("-u")
         .output()

@@ -2,6 +2,8 @@
 //!
 //! - `validator`: CheckCard round trips to an in-process validator ([`validator`]).
 //! - `bets`: PlaceBets acknowledgements from an in-process broadcaster ([`bets`]).
+//! - `archive`: the archive's ingest (many tables appending at once), Stats, export,
+//!   bytes on disk and Verify, on SQLite or PostgreSQL ([`archive`]).
 //! - `fanout`: the time from the table accepting a card to each of many subscribers, in
 //!   another process, receiving it; optionally the same through a NATS server ([`fanout`]).
 //!
@@ -9,6 +11,7 @@
 //! card accepted; every bet and balance exactly what was staked; every subscriber saw every
 //! card once, in order), so a fast wrong answer does not pass for a result.
 
+mod archive;
 mod bets;
 mod common;
 mod fanout;
@@ -48,6 +51,9 @@ pub(crate) enum BenchCommand {
     /// Card latency from the table to many subscribers in another process, and the
     /// broadcaster's memory per subscriber; `--against nats` adds the same through NATS.
     Fanout(fanout::FanoutArgs),
+    /// The archive: ingest from many tables at once, Stats, export, bytes per round on
+    /// disk and Verify, on a temporary SQLite file or `--db postgres://…`.
+    Archive(archive::ArchiveArgs),
     /// The subscribers of `bench fanout` (started by it, in a child process).
     #[command(hide = true)]
     FanoutSubscribers(subscribers::SubscribersArgs),
@@ -66,6 +72,7 @@ pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
             concurrency,
         } => runtime.block_on(bets::bench_bets(players, bets_per_player, concurrency))?,
         BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
+        BenchCommand::Archive(args) => runtime.block_on(archive::run(args))?,
         BenchCommand::FanoutSubscribers(args) => runtime.block_on(subscribers::run(args))?,
     }
     Ok(ExitCode::SUCCESS)

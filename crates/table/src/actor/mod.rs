@@ -66,7 +66,8 @@ pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
 pub use journaled_config::JournaledConfig;
 pub use outbox::{
-    ArchiveSink, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound, SinkError,
+    ArchiveSink, Chain, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound, SinkError,
+    TableSigner,
 };
 pub use remote::RemoteRules;
 pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};
@@ -104,6 +105,9 @@ pub struct ActorConfig {
     pub commit: GroupCommitConfig,
     /// Requests that may wait for the actor; senders wait beyond that.
     pub queue: usize,
+    /// Signs every sealed round for the archive; `None`: rounds go unsigned (an archive
+    /// that requires signatures refuses them).
+    pub signer: Option<Arc<TableSigner>>,
 }
 
 impl ActorConfig {
@@ -118,6 +122,7 @@ impl ActorConfig {
             outbox_watermark: dir.join(format!("{id}.outbox")),
             commit: GroupCommitConfig::default(),
             queue: 1024,
+            signer: None,
         }
     }
 }

@@ -41,9 +41,63 @@ pub struct SealedRound {
     /// Hex SHA-256 over the 32 bytes of `prev_hash` followed by the canonical JSON of
     /// `round` (serde_json of [`FinishedRound`]: fields in declaration order, maps sorted).
     pub hash: String,
+    /// Hex Ed25519 signature of the 32 bytes of `hash` by the table's key; empty when the
+    /// table has no key (tests, demos without an archive).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    /// The id of the key that signed (`banco_auth::key_id` of its public key).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key_id: String,
+}
+
+/// The table's signing key: it signs the hash of every round it seals, so that the chain
+/// an auditor checks is the table's own, end to end.
+#[derive(Clone)]
+pub struct TableSigner {
+    key: ed25519_dalek::SigningKey,
+    key_id: String,
+}
+
+impl std::fmt::Debug for TableSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableSigner")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableSigner {
+    pub fn new(key: ed25519_dalek::SigningKey) -> TableSigner {
+        let key_id = banco_auth::key_id(&key.verifying_key());
+        TableSigner { key, key_id }
+    }
+
+    pub fn key_id(&self) -> &str {
+        &self.key_id
+    }
+
+    fn sign(&self, hash: &str) -> Result<String, String> {
+        use ed25519_dalek::Signer as _;
+        Ok(hex(&self.key.sign(&unhex(hash)?).to_bytes()))
+    }
 }
 
 impl SealedRound {
+    /// Checks `signature` against `key`: the table that holds its private half sealed this
+    /// round with this hash.
+    pub fn verify_signature(&self, key: &ed25519_dalek::VerifyingKey) -> Result<(), String> {
+        let bytes: [u8; 64] = unhex_n(&self.signature)
+            .map_err(|e| format!("round {}: signature: {e}", self.round.round_id))?;
+        let hash = unhex(&self.hash)?;
+        key.verify_strict(&hash, &ed25519_dalek::Signature::from_bytes(&bytes))
+            .map_err(|_| {
+                format!(
+                    "round {}: the signature does not match its hash",
+                    self.round.round_id
+                )
+            })
+    }
+
     /// Recomputes the hash from `prev_hash` and `round` (for checks by receivers).
     pub fn compute_hash(prev_hash: &str, round: &FinishedRound) -> Result<String, String> {
         let prev = unhex(prev_hash)?;
@@ -64,11 +118,16 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Result<[u8; 32], String> {
-    let bad = || format!("`{text}` is not 64 hex digits");
-    if text.len() != 64 {
+    unhex_n(text)
+}
+
+/// `N` bytes from `2 N` hex digits.
+fn unhex_n<const N: usize>(text: &str) -> Result<[u8; N], String> {
+    let bad = || format!("`{text}` is not {} hex digits", 2 * N);
+    if text.len() != 2 * N {
         return Err(bad());
     }
-    let mut out = [0u8; 32];
+    let mut out = [0u8; N];
     for (i, byte) in out.iter_mut().enumerate() {
         *byte = text
             .get(2 * i..2 * i + 2)
@@ -78,36 +137,44 @@ fn unhex(text: &str) -> Result<[u8; 32], String> {
     Ok(out)
 }
 
-/// The head of a table's chain: what the next sealed round continues.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Chain {
+/// The head of a table's chain: what the next sealed round continues. The actor keeps
+/// one per table; tests and benchmarks use it to seal rounds exactly as a table does.
+#[derive(Clone, Debug)]
+pub struct Chain {
     last_seq: u64,
     last_hash: String,
-}
-
-impl Default for Chain {
-    fn default() -> Chain {
-        Chain {
-            last_seq: 0,
-            last_hash: GENESIS_HASH.to_owned(),
-        }
-    }
+    signer: Option<Arc<TableSigner>>,
 }
 
 impl Chain {
+    /// An empty chain whose rounds `signer` signs (if any).
+    pub fn new(signer: Option<Arc<TableSigner>>) -> Chain {
+        Chain {
+            last_seq: 0,
+            last_hash: GENESIS_HASH.to_owned(),
+            signer,
+        }
+    }
+
     /// Rounds sealed so far.
-    pub(crate) const fn last_seq(&self) -> u64 {
+    pub const fn last_seq(&self) -> u64 {
         self.last_seq
     }
 
     /// Seals `round` as the next link. Changes nothing on error.
-    pub(crate) fn seal(&mut self, round: FinishedRound) -> Result<SealedRound, String> {
+    pub fn seal(&mut self, round: FinishedRound) -> Result<SealedRound, String> {
         let hash = SealedRound::compute_hash(&self.last_hash, &round)?;
+        let (signature, key_id) = match &self.signer {
+            Some(signer) => (signer.sign(&hash)?, signer.key_id().to_owned()),
+            None => (String::new(), String::new()),
+        };
         let sealed = SealedRound {
             round,
             seq: self.last_seq + 1,
             prev_hash: std::mem::replace(&mut self.last_hash, hash.clone()),
             hash,
+            signature,
+            key_id,
         };
         self.last_seq = sealed.seq;
         Ok(sealed)

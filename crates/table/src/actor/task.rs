@@ -48,7 +48,7 @@ fn replay(
     let startup = ActorError::Startup;
     let mut table =
         Table::new(config.table.clone()).map_err(|e| startup(format!("table config: {e}")))?;
-    let mut chain = Chain::default();
+    let mut chain = Chain::new(config.signer.clone());
     let mut recent = RecentCommands::new(REMEMBERED_COMMANDS);
     let mut undelivered = VecDeque::new();
     let mut order = None;

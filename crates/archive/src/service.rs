@@ -1,0 +1,249 @@
+//! The tonic service: each handler checks the caller's role, converts, calls the module
+//! that does the work, converts back.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use banco_auth::{Role, caller};
+use banco_wire::pb;
+use banco_wire::pb::archive_service_server::ArchiveService;
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio_stream::StreamExt as _;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use crate::error::ArchiveError;
+use crate::export::{self, Format};
+use crate::hexbytes::hex_to_bytes_lossy;
+use crate::ingest::{self, TrustedKeys};
+use crate::store::{Appended, Store};
+use crate::{query, stats, verify};
+
+/// Every role the interceptor lets through; each handler then admits its own.
+pub const ALLOWED_ROLES: [Role; 3] = [Role::Service, Role::Auditor, Role::Player];
+
+/// The ArchiveService implementation.
+#[derive(Clone, Debug)]
+pub struct ArchiveServer {
+    store: Store,
+    keys: Arc<TrustedKeys>,
+}
+
+impl ArchiveServer {
+    pub fn new(store: Store, keys: TrustedKeys) -> ArchiveServer {
+        ArchiveServer {
+            store,
+            keys: Arc::new(keys),
+        }
+    }
+}
+
+/// Refuses a caller whose role is not `role`.
+fn require<T>(request: &Request<T>, role: Role) -> Result<(), Status> {
+    let who = caller(request)?;
+    if who.role == role {
+        Ok(())
+    } else {
+        Err(Status::permission_denied(format!(
+            "this call needs role {role:?}; the token of `{}` has role {:?}",
+            who.sub, who.role
+        )))
+    }
+}
+
+fn refusal(code: pb::RefusalCode, message: String) -> pb::Refusal {
+    pb::Refusal {
+        code: code.into(),
+        message,
+        field: "record.prev_hash".to_owned(),
+    }
+}
+
+type ChunkStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl ArchiveService for ArchiveServer {
+    async fn append(
+        &self,
+        request: Request<pb::AppendRequest>,
+    ) -> Result<Response<pb::AppendAck>, Status> {
+        require(&request, Role::Service)?;
+        let record = request
+            .into_inner()
+            .record
+            .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
+        // Concurrent appends are serialised (and group-committed) by the store.
+        let appended = ingest::append(&self.store, &self.keys, &record).await?;
+        let round_id = record.round_id.clone();
+        let ack = match appended {
+            Appended::Stored { hash } => pb::AppendAck {
+                round_id,
+                hash: hex_to_bytes_lossy(&hash),
+                ..Default::default()
+            },
+            Appended::Duplicate { hash } => pb::AppendAck {
+                round_id,
+                hash: hex_to_bytes_lossy(&hash),
+                duplicate: true,
+                ..Default::default()
+            },
+            Appended::Conflict { stored_hash } => pb::AppendAck {
+                refusal: Some(pb::Refusal {
+                    code: pb::RefusalCode::Conflict.into(),
+                    message: format!(
+                        "round {round_id} is already stored with hash {stored_hash}; this record differs"
+                    ),
+                    field: "record.hash".to_owned(),
+                }),
+                round_id,
+                ..Default::default()
+            },
+            Appended::Gap {
+                last,
+                expected_prev_hash,
+                expected_seq,
+            } => {
+                let given = crate::hexbytes::to_hex(&record.prev_hash);
+                let message = match &last {
+                    Some(l) => format!(
+                        "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the last stored round is {} (chain_seq {}) with hash {expected_prev_hash}: expected chain_seq {expected_seq}",
+                        record.table_id, record.chain_seq, l.round_id, l.chain_seq
+                    ),
+                    None => format!(
+                        "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the table has no stored round: expected chain_seq 1 from the genesis hash {expected_prev_hash}",
+                        record.table_id, record.chain_seq
+                    ),
+                };
+                pb::AppendAck {
+                    refusal: Some(refusal(pb::RefusalCode::ChainGap, message)),
+                    gap: Some(pb::ChainGap {
+                        last_round_id: last.map(|l| l.round_id).unwrap_or_default(),
+                        expected_prev_hash: hex_to_bytes_lossy(&expected_prev_hash),
+                        given_prev_hash: record.prev_hash.clone(),
+                    }),
+                    round_id,
+                    ..Default::default()
+                }
+            }
+        };
+        Ok(Response::new(ack))
+    }
+
+    async fn list_rounds(
+        &self,
+        request: Request<pb::ListRoundsRequest>,
+    ) -> Result<Response<pb::ListRoundsResponse>, Status> {
+        require(&request, Role::Auditor)?;
+        Ok(Response::new(
+            query::list_rounds(&self.store, request.get_ref()).await?,
+        ))
+    }
+
+    async fn get_round(
+        &self,
+        request: Request<pb::GetRoundRequest>,
+    ) -> Result<Response<pb::RoundRecord>, Status> {
+        require(&request, Role::Auditor)?;
+        Ok(Response::new(
+            query::get_round(&self.store, &request.get_ref().round_id).await?,
+        ))
+    }
+
+    async fn shoe_report(
+        &self,
+        request: Request<pb::ShoeReportRequest>,
+    ) -> Result<Response<pb::ShoeReportResponse>, Status> {
+        require(&request, Role::Auditor)?;
+        Ok(Response::new(
+            query::shoe_report(&self.store, &request.get_ref().shoe_id).await?,
+        ))
+    }
+
+    async fn stats(
+        &self,
+        request: Request<pb::StatsRequest>,
+    ) -> Result<Response<pb::StatsResponse>, Status> {
+        require(&request, Role::Auditor)?;
+        Ok(Response::new(
+            stats::stats(&self.store, request.get_ref()).await?,
+        ))
+    }
+
+    async fn player_bets(
+        &self,
+        request: Request<pb::PlayerBetsRequest>,
+    ) -> Result<Response<pb::PlayerBetsResponse>, Status> {
+        let who = caller(&request)?;
+        match who.role {
+            Role::Auditor => {}
+            Role::Player if who.sub == request.get_ref().player_id => {}
+            Role::Player => {
+                return Err(ArchiveError::PermissionDenied(format!(
+                    "player `{}` may see only their own bets, not those of `{}`",
+                    who.sub,
+                    request.get_ref().player_id
+                ))
+                .into());
+            }
+            other => {
+                return Err(Status::permission_denied(format!(
+                    "PlayerBets needs role Auditor or Player; the token of `{}` has role {other:?}",
+                    who.sub
+                )));
+            }
+        }
+        Ok(Response::new(
+            query::player_bets(&self.store, request.get_ref()).await?,
+        ))
+    }
+
+    type ExportStream = ChunkStream<pb::ExportChunk>;
+
+    async fn export(
+        &self,
+        request: Request<pb::ExportRequest>,
+    ) -> Result<Response<Self::ExportStream>, Status> {
+        require(&request, Role::Auditor)?;
+        let request = request.into_inner();
+        let format = match pb::ExportFormat::try_from(request.format) {
+            Ok(pb::ExportFormat::Jsonl | pb::ExportFormat::Unspecified) => Format::Jsonl,
+            Ok(pb::ExportFormat::Csv) => Format::Csv,
+            Err(_) => {
+                return Err(ArchiveError::bad_request(
+                    "format",
+                    format!("{} is not a known format", request.format),
+                )
+                .into());
+            }
+        };
+        let filter = query::filter_sql(request.filter.as_ref())?;
+        let (tx, rx) = mpsc::channel(4);
+        tokio::spawn(export::run(self.store.clone(), filter, format, tx));
+        let stream = ReceiverStream::new(rx).map(|item| item.map_err(Status::from));
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn verify(
+        &self,
+        request: Request<pb::VerifyRequest>,
+    ) -> Result<Response<pb::VerifyResponse>, Status> {
+        require(&request, Role::Auditor)?;
+        Ok(Response::new(
+            verify::verify(&self.store, &self.keys, &request.get_ref().table_id).await?,
+        ))
+    }
+
+    type GetClipStream = ChunkStream<pb::ClipChunk>;
+
+    async fn get_clip(
+        &self,
+        request: Request<pb::GetClipRequest>,
+    ) -> Result<Response<Self::GetClipStream>, Status> {
+        require(&request, Role::Auditor)?;
+        Err(Status::not_found(format!(
+            "round `{}`: no clip recorded (video comes with issue 7)",
+            request.get_ref().round_id
+        )))
+    }
+}

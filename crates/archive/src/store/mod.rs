@@ -1,0 +1,134 @@
+//! Storage behind one type with two backends: an SQLite file (the default) and
+//! PostgreSQL. Both run the SAME SQL text (`$1` parameters, `BIGINT`, standard
+//! aggregates): each query is written once and expanded for each pool by [`on_pool!`].
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::error::ArchiveError;
+
+pub(crate) mod aggregate;
+mod append;
+mod group;
+mod schema;
+mod select;
+
+pub use aggregate::{PositionTotals, ScopeTotals};
+pub use append::{Appended, LastLink, NewRound, OwnedRound};
+pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
+
+/// The pool of either backend.
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Db {
+    /// Itself (so that [`on_pool!`] takes a [`Db`] as it takes a [`Store`]).
+    pub const fn db(&self) -> &Db {
+        self
+    }
+}
+
+/// An open archive database, and the group commit of its appends (see [`group`]).
+#[derive(Clone, Debug)]
+pub struct Store {
+    db: Db,
+    commits: std::sync::Arc<group::GroupCommit>,
+}
+
+/// Runs `$body` with `$pool` bound to the concrete pool of either backend: the same
+/// code, type-checked once per backend.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match $store.db() {
+            $crate::store::Db::Sqlite($pool) => $body,
+            $crate::store::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+/// A bound query parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    Text(String),
+    Int(i64),
+    Bool(bool),
+}
+
+/// Binds `$params` in order to the query `$q`.
+macro_rules! bind_all {
+    ($q:expr, $params:expr) => {{
+        let mut q = $q;
+        for p in $params {
+            q = match p {
+                $crate::store::Param::Text(s) => q.bind(s.clone()),
+                $crate::store::Param::Int(i) => q.bind(*i),
+                $crate::store::Param::Bool(b) => q.bind(*b),
+            };
+        }
+        q
+    }};
+}
+pub(crate) use bind_all;
+
+impl Store {
+    /// Opens (creating if need be) the database at `url` and brings its schema up to
+    /// date. `sqlite://PATH` (WAL, `synchronous=FULL`: an audit store loses nothing it
+    /// acknowledged, even on power loss) or `postgres://…`.
+    pub async fn open(url: &str) -> Result<Store, ArchiveError> {
+        let store = if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10))
+                // 64 MiB of page cache per connection (the default 2 MiB re-reads the
+                // indexes from the OS at every append), and checkpoints every ~40 MiB.
+                .pragma("cache_size", "-65536")
+                .pragma("wal_autocheckpoint", "10000");
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .connect_with(options)
+                .await?;
+            Db::Sqlite(pool)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let pool = PgPoolOptions::new().max_connections(8).connect(url).await?;
+            Db::Postgres(pool)
+        } else {
+            return Err(ArchiveError::UnknownBackend(url.to_owned()));
+        };
+        let store = Store {
+            commits: std::sync::Arc::new(group::GroupCommit::start(store.clone())),
+            db: store,
+        };
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+
+    /// The pool of either backend (for tools that run their own SQL: benchmarks, tests).
+    pub const fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// `sqlite` or `postgres`.
+    pub const fn backend(&self) -> &'static str {
+        match self.db {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Closes every connection (a SQLite file is then complete without its WAL).
+    pub async fn close(&self) {
+        on_pool!(self, |pool| pool.close().await);
+    }
+}

@@ -1,0 +1,616 @@
+//! The archive suite, on SQLite always and again on PostgreSQL when `DATABASE_URL` is set.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use banco_archive::ingest::append;
+use banco_archive::{Appended, ArchiveError, query, stats, verify};
+use banco_rules::Coup;
+use banco_wire::pb;
+use support::*;
+
+async fn append_and_every_refusal(db: TestDb) {
+    let store = open(&db).await;
+    let keys = trusted();
+    let sealed = seal(&play("T01", 4, 1_700_000_000_000));
+    // First round stored; the same again is a duplicate.
+    let first = record(&sealed[0]);
+    assert!(matches!(
+        append(&store, &keys, &first).await.unwrap(),
+        Appended::Stored { .. }
+    ));
+    assert!(matches!(
+        append(&store, &keys, &first).await.unwrap(),
+        Appended::Duplicate { .. }
+    ));
+    // Garbage table_record names the field.
+    let mut garbage = record(&sealed[1]);
+    garbage.table_record = b"{not json".to_vec();
+    let e = append(&store, &keys, &garbage).await.unwrap_err();
+    assert!(e.to_string().contains("record.table_record"), "{e}");
+    // round_id disagreeing with the table's record.
+    let mut wrong_id = record(&sealed[1]);
+    wrong_id.round_id = "T01-S0001-H099".into();
+    assert!(
+        append(&store, &keys, &wrong_id)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("record.round_id")
+    );
+    // Wrong hash.
+    let mut wrong_hash = record(&sealed[1]);
+    wrong_hash.hash[0] ^= 1;
+    assert!(matches!(
+        append(&store, &keys, &wrong_hash).await.unwrap_err(),
+        ArchiveError::HashMismatch { .. }
+    ));
+    // A table_record edited but hash left: mismatch too.
+    let mut edited = record(&sealed[1]);
+    let mut round = sealed[1].round.clone();
+    round.finished_at += 1;
+    edited.table_record = serde_json::to_vec(&round).unwrap();
+    assert!(matches!(
+        append(&store, &keys, &edited).await.unwrap_err(),
+        ArchiveError::HashMismatch { .. }
+    ));
+    // Bad signature.
+    let mut bad_sig = record(&sealed[1]);
+    bad_sig.signature[5] ^= 1;
+    assert!(matches!(
+        append(&store, &keys, &bad_sig).await.unwrap_err(),
+        ArchiveError::BadSignature { .. }
+    ));
+    // Unknown key.
+    let other =
+        banco_archive::TrustedKeys::new([
+            ed25519_dalek::SigningKey::from_bytes(&[9u8; 32]).verifying_key()
+        ]);
+    assert!(matches!(
+        append(&store, &other, &record(&sealed[1]))
+            .await
+            .unwrap_err(),
+        ArchiveError::UnknownKey { .. }
+    ));
+    // Gap: round 3 before round 2, named.
+    match append(&store, &keys, &record(&sealed[2])).await.unwrap() {
+        Appended::Gap {
+            last: Some(last),
+            expected_prev_hash,
+            expected_seq,
+        } => {
+            assert_eq!(last.round_id, sealed[0].round.round_id.as_str());
+            assert_eq!(expected_prev_hash, sealed[0].hash);
+            assert_eq!(expected_seq, 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Nothing of the refused ones was stored.
+    assert!(
+        store
+            .get_round(sealed[1].round.round_id.as_str())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // In order, they go in.
+    for s in &sealed[1..] {
+        assert!(matches!(
+            append(&store, &keys, &record(s)).await.unwrap(),
+            Appended::Stored { .. }
+        ));
+    }
+    // Conflict: a different record (another chain's round 1) under a stored id.
+    let mut fork = play("T01", 1, 1_800_000_000_000);
+    let forked = support::seal(&fork.split_off(0));
+    assert!(matches!(
+        append(&store, &keys, &record(&forked[0])).await.unwrap(),
+        Appended::Conflict { .. }
+    ));
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    assert!(v.ok, "{v:?}");
+    assert_eq!(v.records_checked, 4);
+    assert_eq!(v.head_round_id, sealed[3].round.round_id.as_str());
+}
+
+async fn get_round_is_derived_from_the_record(db: TestDb) {
+    let (store, sealed) = filled(&db, 6).await;
+    let r = query::get_round(&store, "T01-S0001-H002").await.unwrap();
+    assert_eq!(r.shoe_id, "T01-S0001");
+    assert_eq!(r.corrections.len(), 1);
+    assert_eq!(r.corrections[0].by, "pit-boss");
+    // Credited to who confirmed it, not to who corrected a card.
+    assert_eq!(r.croupier, support::CROUPIER);
+    assert!(r.result.is_some());
+    assert_eq!(r.bets.len(), 3);
+    assert!(r.bets.iter().all(|b| b.settlement.is_some()));
+    assert_eq!(r.chain_seq, 2);
+    assert_eq!(
+        r.table_record,
+        serde_json::to_vec(&sealed[1].round).unwrap()
+    );
+    assert_eq!(r.signature.len(), 64);
+    let void = query::get_round(&store, "T01-S0001-H003").await.unwrap();
+    assert!(void.voided);
+    assert_eq!(void.void_reason, "scanner fault");
+    assert!(void.result.is_none());
+    assert!(
+        void.bets
+            .iter()
+            .all(|b| b.refunded_minor == b.stake_minor && b.settlement.is_none())
+    );
+    let missing = query::get_round(&store, "T01-S0001-H999")
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, ArchiveError::NotFound(_)));
+}
+
+async fn list_rounds_filters_and_pages(db: TestDb) {
+    let (store, _) = filled(&db, 12).await;
+    let list = |filter: pb::RoundFilter, size: u32, token: String| {
+        let store = store.clone();
+        async move {
+            query::list_rounds(
+                &store,
+                &pb::ListRoundsRequest {
+                    filter: Some(filter),
+                    page_size: size,
+                    page_token: token,
+                },
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let all = list(pb::RoundFilter::default(), 0, String::new()).await;
+    assert_eq!(all.rounds.len(), 17);
+    // Newest first.
+    assert!(
+        all.rounds
+            .windows(2)
+            .all(|w| w[0].finished_at.unwrap().seconds >= w[1].finished_at.unwrap().seconds)
+    );
+    let t01 = list(
+        pb::RoundFilter {
+            table_id: "T01".into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(t01.rounds.len(), 12);
+    // Paging: 5 + 5 + 2, no duplicate, none lost.
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = list(
+            pb::RoundFilter {
+                table_id: "T01".into(),
+                ..Default::default()
+            },
+            5,
+            token,
+        )
+        .await;
+        seen.extend(page.rounds.iter().map(|r| r.round_id.clone()));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    let expected: Vec<String> = t01.rounds.iter().map(|r| r.round_id.clone()).collect();
+    assert_eq!(seen, expected);
+    let shoe = list(
+        pb::RoundFilter {
+            shoe_id: "T02-S0001".into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(shoe.rounds.len(), 5);
+    let voided = list(
+        pb::RoundFilter {
+            voided_only: true,
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(voided.rounds.len(), 2);
+    let corrected = list(
+        pb::RoundFilter {
+            corrected_only: true,
+            table_id: "T01".into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(
+        corrected
+            .rounds
+            .iter()
+            .map(|r| r.round_id.as_str())
+            .collect::<Vec<_>>(),
+        ["T01-S0001-H002"]
+    );
+    let banker = list(
+        pb::RoundFilter {
+            winner: pb::Winner::Banker.into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert!(!banker.rounds.is_empty());
+    assert!(
+        banker
+            .rounds
+            .iter()
+            .all(|r| r.result.as_ref().unwrap().winner == i32::from(pb::Winner::Banker))
+    );
+    let p1 = list(
+        pb::RoundFilter {
+            player_id: "p1".into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(p1.rounds.len(), 17);
+    let nobody = list(
+        pb::RoundFilter {
+            player_id: "nobody".into(),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert!(nobody.rounds.is_empty());
+    // Time range [from, to): T01 started at 1_700_000_000 s, T02 at 1_700_100_000 s.
+    let from = banco_wire::Timestamp {
+        seconds: 1_700_050_000,
+        nanos: 0,
+    };
+    let later = list(
+        pb::RoundFilter {
+            from: Some(from),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(later.rounds.len(), 5);
+    let earlier = list(
+        pb::RoundFilter {
+            to: Some(from),
+            ..Default::default()
+        },
+        0,
+        String::new(),
+    )
+    .await;
+    assert_eq!(earlier.rounds.len(), 12);
+    let bad = query::list_rounds(
+        &store,
+        &pb::ListRoundsRequest {
+            filter: None,
+            page_size: 5000,
+            page_token: String::new(),
+        },
+    )
+    .await;
+    assert!(bad.unwrap_err().to_string().contains("page_size"));
+    let bad = query::list_rounds(
+        &store,
+        &pb::ListRoundsRequest {
+            filter: None,
+            page_size: 5,
+            page_token: "junk".into(),
+        },
+    )
+    .await;
+    assert!(bad.unwrap_err().to_string().contains("page_token"));
+}
+
+async fn collect_export(
+    store: &banco_archive::Store,
+    filter: pb::RoundFilter,
+    format: banco_archive::export::Format,
+) -> String {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let sql = query::filter_sql(Some(&filter)).unwrap();
+    tokio::spawn(banco_archive::export::run(store.clone(), sql, format, tx));
+    let mut out = Vec::new();
+    let mut last = false;
+    while let Some(chunk) = rx.recv().await {
+        let chunk = chunk.unwrap();
+        out.extend(chunk.data);
+        last = chunk.last;
+    }
+    assert!(last, "the export ended without its last chunk");
+    String::from_utf8(out).unwrap()
+}
+
+async fn export_jsonl_replays_and_csv_has_a_row_per_bet(db: TestDb) {
+    let (store, sealed) = filled(&db, 30).await;
+    let jsonl = collect_export(
+        &store,
+        pb::RoundFilter {
+            shoe_id: "T01-S0001".into(),
+            ..Default::default()
+        },
+        banco_archive::export::Format::Jsonl,
+    )
+    .await;
+    let lines: Vec<&str> = jsonl.lines().collect();
+    assert_eq!(lines.len(), 30);
+    for (line, s) in lines.iter().zip(&sealed) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["round_id"], s.round.round_id.as_str());
+        let cards: Vec<banco_rules::Card> = v["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().parse().unwrap())
+            .collect();
+        match &s.round.result {
+            Some(result) => {
+                let judged = Coup::judge(&cards).unwrap();
+                assert_eq!(&judged, result, "{line}");
+                let stored = query::get_round(&store, s.round.round_id.as_str())
+                    .await
+                    .unwrap();
+                assert_eq!(stored.result, Some(pb::HandResult::from(&judged)));
+                assert_eq!(
+                    v["winner"],
+                    banco_archive::record::winner_name(judged.winner())
+                );
+            }
+            None => assert_eq!(v["voided"], true),
+        }
+    }
+    let csv = collect_export(
+        &store,
+        pb::RoundFilter {
+            table_id: "T01".into(),
+            ..Default::default()
+        },
+        banco_archive::export::Format::Csv,
+    )
+    .await;
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], banco_archive::export::CSV_HEADER.trim_end());
+    assert_eq!(rows.len(), 1 + 30 * 3);
+    let columns = rows[0].split(',').count();
+    assert!(rows.iter().all(|r| r.split(',').count() == columns));
+}
+
+async fn verify_finds_an_edit_and_a_deletion(db: TestDb) {
+    let (store, _) = filled(&db, 10).await;
+    let keys = trusted();
+    assert!(verify::verify(&store, &keys, "").await.unwrap().ok);
+    store.close().await;
+    // Edit a stored column, then delete a round, with the database's own tool.
+    let exec = |sql: &str| {
+        if let Some(path) = db.sqlite_path() {
+            let out = std::process::Command::new("sqlite3")
+                .arg(&path)
+                .arg(sql)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        } else {
+            let url = db.url.clone();
+            let sql = sql.to_owned();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Runtime::new().unwrap();
+                rt.block_on(async {
+                    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                    sqlx::query(&sql).execute(&pool).await.unwrap();
+                    pool.close().await;
+                });
+            })
+            .join()
+            .unwrap();
+        }
+    };
+    exec("UPDATE rounds SET winner = 'player' WHERE round_id = 'T01-S0001-H005'");
+    let store = open(&db).await;
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    assert!(!v.ok);
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, "T01-S0001-H005");
+    assert!(bad.problem.contains("disagree"), "{}", bad.problem);
+    assert_eq!(v.head_round_id, "T01-S0001-H004");
+    store.close().await;
+    exec("UPDATE rounds SET table_record = CAST(REPLACE(CAST(table_record AS TEXT), 'scanner fault', 'scanner fauLt') AS BLOB) WHERE round_id = 'T01-S0001-H003'".replace("AS BLOB", if db.sqlite_path().is_some() { "AS BLOB" } else { "AS BYTEA" }).replace("CAST(table_record AS TEXT)", if db.sqlite_path().is_some() { "CAST(table_record AS TEXT)" } else { "convert_from(table_record, 'UTF8')" }).replace("CAST(REPLACE", if db.sqlite_path().is_some() { "CAST(REPLACE" } else { "convert_to(REPLACE" }).replace("') AS BYTEA)", "'), 'UTF8')").as_str());
+    let store = open(&db).await;
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, "T01-S0001-H003");
+    assert_eq!(bad.problem, "hash mismatch");
+    store.close().await;
+    exec("DELETE FROM bets WHERE round_id IN ('T01-S0001-H003', 'T01-S0001-H005')");
+    exec("DELETE FROM rounds WHERE round_id IN ('T01-S0001-H003', 'T01-S0001-H005')");
+    let store = open(&db).await;
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, "T01-S0001-H004");
+    assert!(
+        bad.problem
+            .starts_with("gap: chain_seq 4 follows 2 (T01-S0001-H002)"),
+        "{}",
+        bad.problem
+    );
+    // The other table is untouched.
+    assert!(verify::verify(&store, &keys, "T02").await.unwrap().ok);
+}
+
+async fn stats_shoe_report_and_player_bets(db: TestDb) {
+    let (store, sealed) = filled(&db, 30).await;
+    let s = stats::stats(
+        &store,
+        &pb::StatsRequest {
+            scope: pb::StatsScope::Table.into(),
+            key: "T01".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.rounds, 30);
+    assert_eq!(s.voided, 1);
+    assert_eq!(s.corrections, 1);
+    assert_eq!(s.banker_wins + s.player_wins + s.ties, 29);
+    let results: Vec<_> = sealed
+        .iter()
+        .filter_map(|r| r.round.result.as_ref())
+        .collect();
+    assert_eq!(
+        s.naturals,
+        results.iter().filter(|r| r.is_natural()).count() as u64
+    );
+    assert_eq!(
+        s.banker_pairs,
+        results.iter().filter(|r| r.banker_pair()).count() as u64
+    );
+    let staked: i64 = sealed
+        .iter()
+        .filter(|r| r.round.void.is_none())
+        .flat_map(|r| r.round.bets.values().flat_map(|b| b.values()))
+        .sum();
+    let returned: i64 = sealed
+        .iter()
+        .flat_map(|r| r.round.settlements.values().flatten())
+        .map(|x| x.returned)
+        .sum();
+    assert_eq!(s.house_gross_win_minor, staked - returned);
+    let banker = s
+        .positions
+        .iter()
+        .find(|p| p.kind == i32::from(pb::BetKind::Banker))
+        .unwrap();
+    assert_eq!(banker.bets, 29);
+    assert!(
+        banker.theoretical_rtp > 0.98 && banker.theoretical_rtp < 0.99,
+        "{}",
+        banker.theoretical_rtp
+    );
+    assert!(s.longest_banker_streak >= 1 && s.longest_player_streak >= 1);
+    let board = banco_rules::Scoreboard::from_results(
+        &results.iter().map(|r| r.winner()).collect::<Vec<_>>(),
+    );
+    assert_eq!(s.longest_banker_streak, board.stats().longest_banker);
+    assert_eq!(s.longest_player_streak, board.stats().longest_player);
+    let by_croupier = stats::stats(
+        &store,
+        &pb::StatsRequest {
+            scope: pb::StatsScope::Croupier.into(),
+            key: support::CROUPIER.into(),
+        },
+    )
+    .await
+    .unwrap();
+    let credited = sealed
+        .iter()
+        .filter(|s| banco_archive::record::croupier(&s.round) == support::CROUPIER)
+        .count();
+    // T01's rounds, and those of the second table the fixture also fills.
+    assert!(
+        by_croupier.rounds >= credited as u64,
+        "{}",
+        by_croupier.rounds
+    );
+    assert!(credited >= 29, "{credited}");
+    let nobody = stats::stats(
+        &store,
+        &pb::StatsRequest {
+            scope: pb::StatsScope::Croupier.into(),
+            key: "nobody".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(nobody.rounds, 0);
+    let day = banco_archive::record::utc_day(1_700_000_000_000);
+    let by_day = stats::stats(
+        &store,
+        &pb::StatsRequest {
+            scope: pb::StatsScope::Day.into(),
+            key: day,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(by_day.rounds, 30);
+    let by_shoe = stats::stats(
+        &store,
+        &pb::StatsRequest {
+            scope: pb::StatsScope::Shoe.into(),
+            key: "T02-S0001".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(by_shoe.rounds, 5);
+    assert!(
+        stats::stats(
+            &store,
+            &pb::StatsRequest {
+                scope: pb::StatsScope::Day.into(),
+                key: "2024-13-01".into()
+            }
+        )
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("`key`")
+    );
+
+    let shoe = query::shoe_report(&store, "T01-S0001").await.unwrap();
+    assert_eq!(shoe.rounds, 30);
+    assert_eq!(shoe.voided, 1);
+    assert_eq!(shoe.results.len(), 29);
+    assert!(shoe.roads.is_some());
+    assert_eq!(shoe.roads, Some(pb::Roads::from(&board)));
+
+    let bets = query::player_bets(
+        &store,
+        &pb::PlayerBetsRequest {
+            player_id: "p2".into(),
+            page_size: 10,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(bets.entries.len(), 20); // 10 rounds, two positions each
+    assert!(!bets.next_page_token.is_empty());
+    assert!(
+        bets.entries
+            .iter()
+            .all(|e| e.bet.as_ref().unwrap().player_id == "p2")
+    );
+}
+
+both_backends!(
+    append_and_every_refusal,
+    get_round_is_derived_from_the_record,
+    list_rounds_filters_and_pages,
+    export_jsonl_replays_and_csv_has_a_row_per_bet,
+    verify_finds_an_edit_and_a_deletion,
+    stats_shoe_report_and_player_bets,
+);

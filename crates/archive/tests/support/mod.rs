@@ -1,0 +1,321 @@
+//! Realistic rounds from a real `banco_table::Table`, sealed as a table seals them, and
+//! stores on either backend: SQLite always, PostgreSQL when `DATABASE_URL` is set (each
+//! test in its own schema, so tests run in parallel).
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use banco_archive::{Store, TrustedKeys};
+use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
+use banco_rules::{BetKind, Card, Shoe};
+use banco_table::actor::{Chain, SealedRound, TableSigner};
+use banco_table::{CardSource, Command, Event, FinishedRound, Pacing, RoundId, Table, TableConfig};
+use banco_wire::pb;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+pub const CROUPIER: &str = "croupier-1";
+
+/// A test database: a temporary SQLite file or a fresh PostgreSQL schema.
+pub struct TestDb {
+    pub url: String,
+    pub _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDb {
+    pub fn sqlite_path(&self) -> Option<String> {
+        self.url.strip_prefix("sqlite://").map(str::to_owned)
+    }
+}
+
+pub async fn sqlite() -> TestDb {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("archive.db").display());
+    TestDb {
+        url,
+        _dir: Some(dir),
+    }
+}
+
+static SCHEMA: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh schema in `DATABASE_URL`'s database; `None` when it is not set.
+pub async fn postgres(test: &str) -> Option<TestDb> {
+    let base = std::env::var("DATABASE_URL").ok()?;
+    let schema = format!(
+        "t_{}_{}_{}",
+        test,
+        std::process::id(),
+        SCHEMA.fetch_add(1, Ordering::SeqCst)
+    );
+    let pool = sqlx::PgPool::connect(&base).await.unwrap();
+    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(TestDb {
+        url: format!("{base}{sep}options=-c%20search_path%3D{schema}"),
+        _dir: None,
+    })
+}
+
+/// Runs one async test body on SQLite, and again on PostgreSQL when configured.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite_backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = $crate::support::sqlite().await;
+                    super::$name(db).await;
+                }
+            )+
+        }
+        mod postgres_backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(db) = $crate::support::postgres(stringify!($name)).await else {
+                        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
+                        return;
+                    };
+                    super::$name(db).await;
+                }
+            )+
+        }
+    };
+}
+
+pub fn table_key() -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&[7u8; 32])
+}
+
+pub fn trusted() -> TrustedKeys {
+    TrustedKeys::new([table_key().verifying_key()])
+}
+
+pub fn chain() -> Chain {
+    Chain::new(Some(Arc::new(TableSigner::new(table_key()))))
+}
+
+fn ok(t: &mut Table, cmd: Command, finished: &mut Vec<FinishedRound>) {
+    let events = t
+        .apply(&cmd)
+        .unwrap_or_else(|r| panic!("{cmd:?} refused: {r}"));
+    for e in events {
+        if let Event::RoundFinished(round) = e {
+            finished.push(*round);
+        }
+    }
+}
+
+/// Plays `hands` rounds of table `table` from a seeded 8-deck shoe: player `p1` bets on
+/// Banker, `p2` on Player and Tie every hand; hand 2 has a correction (a card taken back
+/// and dealt again); hand 3 is voided after two cards. Time advances 1 s per step from
+/// `start_ms`.
+pub fn play(table: &str, hands: u32, start_ms: u64) -> Vec<FinishedRound> {
+    let mut t = Table::new(TableConfig::new(table, Pacing::Live)).unwrap();
+    let mut out = Vec::new();
+    let mut now = start_ms;
+    let mut tick = || {
+        now += 1000;
+        now
+    };
+    for (i, p) in ["p1", "p2"].iter().enumerate() {
+        ok(
+            &mut t,
+            Command::Deposit {
+                player: (*p).into(),
+                amount: 10_000_000,
+                key: format!("dep-{i}"),
+                now_ms: 0,
+            },
+            &mut out,
+        );
+    }
+    let config = ShoeConfig {
+        decks: 8,
+        cut_card_from_end: 16,
+        burn: BurnRule::None,
+        procedure: Procedure::CutCard,
+    };
+    let shuffled = Shoe::shuffled(config, &mut ChaCha20Rng::seed_from_u64(42)).unwrap();
+    let cards: Vec<Card> = shuffled.order().to_vec();
+    let mut next = 0usize;
+    ok(
+        &mut t,
+        Command::OpenShoe {
+            config,
+            by: CROUPIER.into(),
+            now_ms: tick(),
+        },
+        &mut out,
+    );
+    for hand in 1..=hands {
+        ok(
+            &mut t,
+            Command::OpenBetting {
+                by: CROUPIER.into(),
+                now_ms: tick(),
+            },
+            &mut out,
+        );
+        let round: RoundId = t.round_id().cloned().unwrap();
+        let bets = |player: &str, bets: Vec<(BetKind, i64)>, now: u64| Command::PlaceBets {
+            player: player.into(),
+            round_id: round.clone(),
+            bets,
+            key: format!("{player}-{round}"),
+            now_ms: now,
+        };
+        ok(
+            &mut t,
+            bets("p1", vec![(BetKind::Banker, 1000)], tick()),
+            &mut out,
+        );
+        ok(
+            &mut t,
+            bets(
+                "p2",
+                vec![(BetKind::Player, 500), (BetKind::Tie, 100)],
+                tick(),
+            ),
+            &mut out,
+        );
+        ok(
+            &mut t,
+            Command::CloseBetting {
+                by: CROUPIER.into(),
+                now_ms: tick(),
+            },
+            &mut out,
+        );
+        let mut dealt = 0;
+        while t.due().is_some_and(|d| d.side().is_some()) {
+            let card = cards[next];
+            next += 1;
+            ok(
+                &mut t,
+                Command::DealCard {
+                    card,
+                    source: CardSource::Scanner,
+                    now_ms: tick(),
+                },
+                &mut out,
+            );
+            dealt += 1;
+            if hand == 2 && dealt == 3 {
+                // Taken back and dealt again: a correction.
+                ok(
+                    &mut t,
+                    Command::UndoLastCard {
+                        reason: "misread".into(),
+                        by: "pit-boss".into(),
+                        now_ms: tick(),
+                    },
+                    &mut out,
+                );
+                ok(
+                    &mut t,
+                    Command::DealCard {
+                        card,
+                        source: CardSource::Manual,
+                        now_ms: tick(),
+                    },
+                    &mut out,
+                );
+            }
+            if hand == 3 && dealt == 2 {
+                break;
+            }
+        }
+        if hand == 3 {
+            ok(
+                &mut t,
+                Command::VoidRound {
+                    round_id: round.clone(),
+                    reason: "scanner fault".into(),
+                    by: CROUPIER.into(),
+                    now_ms: tick(),
+                },
+                &mut out,
+            );
+        } else {
+            ok(
+                &mut t,
+                Command::ConfirmResult {
+                    round_id: round.clone(),
+                    by: CROUPIER.into(),
+                    now_ms: tick(),
+                },
+                &mut out,
+            );
+        }
+    }
+    out
+}
+
+/// Seals `rounds` as the table does.
+pub fn seal(rounds: &[FinishedRound]) -> Vec<SealedRound> {
+    let mut chain = chain();
+    rounds
+        .iter()
+        .map(|r| chain.seal(r.clone()).unwrap())
+        .collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The wire record the broadcaster's client sends for a sealed round.
+pub fn record(sealed: &SealedRound) -> pb::RoundRecord {
+    pb::RoundRecord {
+        round_id: sealed.round.round_id.to_string(),
+        table_id: sealed.round.table.clone(),
+        chain_seq: sealed.seq,
+        prev_hash: unhex(&sealed.prev_hash),
+        hash: unhex(&sealed.hash),
+        signature: unhex(&sealed.signature),
+        key_id: sealed.key_id.clone(),
+        table_record: serde_json::to_vec(&sealed.round).unwrap(),
+        ..Default::default()
+    }
+}
+
+pub async fn open(db: &TestDb) -> Store {
+    Store::open(&db.url).await.unwrap()
+}
+
+/// A store holding `hands` rounds of T01 (and 5 of T02), all appended.
+pub async fn filled(db: &TestDb, hands: u32) -> (Store, Vec<SealedRound>) {
+    let store = open(db).await;
+    let keys = trusted();
+    let sealed = seal(&play("T01", hands, 1_700_000_000_000));
+    for s in &sealed {
+        let appended = banco_archive::ingest::append(&store, &keys, &record(s))
+            .await
+            .unwrap();
+        assert!(
+            matches!(appended, banco_archive::Appended::Stored { .. }),
+            "{appended:?}"
+        );
+    }
+    for s in &seal(&play("T02", 5, 1_700_100_000_000)) {
+        banco_archive::ingest::append(&store, &keys, &record(s))
+            .await
+            .unwrap();
+    }
+    (store, sealed)
+}

@@ -1,0 +1,150 @@
+//! The table's outbox delivering to the archive service (ArchiveService.Append), the
+//! table's own hash chain and signature carried as they are.
+//!
+//! The outbox calls this in round order and retries a failure until it succeeds, so the
+//! archive never misses a round: a refusal for a gap or a conflict is logged (it needs an
+//! operator) and retried like an unreachable archive.
+
+use std::time::Duration;
+
+use banco_auth::{BearerToken, ClientTls};
+use banco_table::actor::{ArchiveSink, BoxFuture, SealedRound, SinkError};
+use banco_wire::pb;
+use banco_wire::pb::archive_service_client::ArchiveServiceClient;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+/// An [`ArchiveSink`] over gRPC.
+#[derive(Debug, Clone)]
+pub struct ArchiveClient {
+    client: ArchiveServiceClient<InterceptedService<Channel, BearerToken>>,
+}
+
+/// Why the archive cannot be used as given.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveClientError {
+    #[error("archive url `{url}`: {why}")]
+    Url { url: String, why: String },
+    #[error("archive token: {0}")]
+    Token(String),
+}
+
+impl ArchiveClient {
+    /// A client of the archive at `url` (`https://` needs the CA in `tls`), calling with
+    /// `token` (role service). Connects on first use and reconnects by itself.
+    pub fn connect(
+        url: &str,
+        token: &str,
+        tls: Option<ClientTls>,
+        timeout: Duration,
+    ) -> Result<ArchiveClient, ArchiveClientError> {
+        let bad = |why: String| ArchiveClientError::Url {
+            url: url.to_owned(),
+            why,
+        };
+        let endpoint = Endpoint::from_shared(url.to_owned())
+            .map_err(|e| bad(e.to_string()))?
+            .connect_timeout(timeout)
+            .timeout(timeout);
+        let https = endpoint.uri().scheme_str() == Some("https");
+        let endpoint = match (tls, https) {
+            (Some(tls), true) => endpoint
+                .tls_config(tls.config())
+                .map_err(|e| bad(format!("TLS unusable: {e}")))?,
+            (None, false) => endpoint,
+            (None, true) => return Err(bad("https needs --archive-ca".to_owned())),
+            (Some(_), false) => {
+                return Err(bad(
+                    "an archive CA is given, so use https:// (this URL is not)".to_owned(),
+                ));
+            }
+        };
+        let token =
+            BearerToken::new(token).map_err(|e| ArchiveClientError::Token(e.to_string()))?;
+        Ok(ArchiveClient {
+            client: ArchiveServiceClient::with_interceptor(endpoint.connect_lazy(), token),
+        })
+    }
+}
+
+/// What the archive is sent of a sealed round: the table's record and its place in the
+/// chain; the archive derives everything else from the record.
+pub fn round_record(sealed: &SealedRound) -> Result<pb::RoundRecord, String> {
+    let table_record = serde_json::to_vec(&sealed.round)
+        .map_err(|e| format!("round {}: cannot encode: {e}", sealed.round.round_id))?;
+    Ok(pb::RoundRecord {
+        round_id: sealed.round.round_id.to_string(),
+        table_id: sealed.round.table.clone(),
+        chain_seq: sealed.seq,
+        prev_hash: unhex(&sealed.prev_hash)?,
+        hash: unhex(&sealed.hash)?,
+        signature: unhex(&sealed.signature)?,
+        key_id: sealed.key_id.clone(),
+        table_record,
+        ..pb::RoundRecord::default()
+    })
+}
+
+fn unhex(text: &str) -> Result<Vec<u8>, String> {
+    if !text.len().is_multiple_of(2) {
+        return Err(format!("`{text}` is not hex"));
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("`{text}` is not hex"))
+        })
+        .collect()
+}
+
+impl ArchiveSink for ArchiveClient {
+    fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
+        Box::pin(async move {
+            let record = round_record(round).map_err(SinkError)?;
+            let ack = self
+                .client
+                .clone()
+                .append(pb::AppendRequest {
+                    record: Some(record),
+                })
+                .await
+                .map_err(|s| SinkError(format!("{:?}: {}", s.code(), s.message())))?
+                .into_inner();
+            match ack.refusal {
+                None => Ok(()),
+                Some(refusal) => {
+                    let gap = ack.gap.map(|g| {
+                        format!(
+                            "; the archive's last round of the table is {}",
+                            g.last_round_id
+                        )
+                    });
+                    let why = format!(
+                        "round {} refused: {}{}",
+                        round.round.round_id,
+                        refusal.message,
+                        gap.unwrap_or_default()
+                    );
+                    tracing::error!(round = %round.round.round_id, %why, "the archive refused a round; retrying");
+                    Err(SinkError(why))
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn hex_fields_become_bytes_and_garbage_is_named() {
+        assert_eq!(unhex("00ff10").unwrap(), vec![0, 255, 16]);
+        assert_eq!(unhex("").unwrap(), Vec::<u8>::new());
+        assert!(unhex("0").unwrap_err().contains("`0`"));
+        assert!(unhex("zz").is_err());
+    }
+}

@@ -1,0 +1,78 @@
+//! `banco archive`: ArchiveService alone, over an SQLite file or PostgreSQL.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use banco_archive::{ServeOptions, Store, TrustedKeys, serve};
+use banco_auth::Verifier;
+use banco_auth::keys::load_verifying_key;
+
+use crate::validator::TlsArgs;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ArchiveArgs {
+    /// `sqlite://PATH` (created if missing) or `postgres://…`.
+    #[arg(long, default_value = "sqlite://archive.db")]
+    db: String,
+    /// Address to serve on; beyond loopback, `--tls-cert` and `--tls-key` are required.
+    #[arg(long, default_value = "127.0.0.1:7103")]
+    listen: SocketAddr,
+    #[command(flatten)]
+    tls: TlsArgs,
+    /// Public key that checks callers' tokens (`signing.pub` from `banco token keygen`).
+    #[arg(long, default_value = "signing.pub")]
+    public_key: PathBuf,
+    /// The deployment tokens must be issued for.
+    #[arg(long, default_value = "banco")]
+    audience: String,
+    /// A table's public key whose signed rounds are accepted (repeatable). With none,
+    /// unsigned rounds are accepted and signatures are not checked.
+    #[arg(long, value_name = "FILE")]
+    table_key_pub: Vec<PathBuf>,
+}
+
+pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
+    let key = load_verifying_key(&args.public_key)?;
+    let verifier = Verifier::new(&args.audience)?.with_public_key(key);
+    let mut table_keys = Vec::new();
+    for path in &args.table_key_pub {
+        table_keys.push(
+            load_verifying_key(path)
+                .with_context(|| format!("--table-key-pub {}", path.display()))?,
+        );
+    }
+    let table_keys = TrustedKeys::new(table_keys);
+    let tls = args.tls.load()?;
+    banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
+    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    runtime.block_on(async {
+        let store = Store::open(&args.db)
+            .await
+            .with_context(|| format!("--db {}", args.db))?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("could not listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        // The bound address on stdout first lets scripts and tests start it on port 0.
+        println!("archive listening on {addr}");
+        if table_keys.is_empty() {
+            eprintln!("archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked");
+        }
+        let options = ServeOptions {
+            verifier: Arc::new(verifier),
+            store: store.clone(),
+            table_keys,
+            tls,
+        };
+        serve(listener, options, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+        store.close().await;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
