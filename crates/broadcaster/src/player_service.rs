@@ -124,6 +124,19 @@ impl PlayerServer {
         }))
     }
 
+    /// The balance an accepted command's events told `player` (the last BalanceChanged).
+    fn told_balance(&self, events: &[Event], player: &str) -> Option<pb::Balance> {
+        events.iter().rev().find_map(|e| match e {
+            Event::BalanceChanged {
+                player: who,
+                balance,
+                in_play,
+                ..
+            } if who == player => Some(self.balance(*balance, *in_play)),
+            _ => None,
+        })
+    }
+
     /// The player's money at the table: available, and exactly what is staked on the round
     /// under way, read together from the actor.
     async fn money(&self, table: &HostedTable, player: &str) -> Result<pb::Balance, Status> {
@@ -403,9 +416,11 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             key,
             now_ms: 0,
         };
+        let mut told = None;
         let decisions = match table.handle().submit(None, command).await {
             Ok(applied) => {
                 let events = original(applied.events);
+                told = self.told_balance(&events, &player);
                 let Some(Taken { added, stakes, .. }) = accepted(&events) else {
                     return Err(Status::internal(
                         "the table accepted bets without saying which",
@@ -433,10 +448,16 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             }
             Err(e) => return Err(table.actor_error(e).into()),
         };
+        // The accepted bet's own BalanceChanged says the balance (one actor round trip,
+        // not two: this is the hottest call); a refusal changed nothing, so ask.
+        let balance = match told {
+            Some(balance) => balance,
+            None => self.money(&table, &player).await?,
+        };
         Ok(Response::new(pb::PlaceBetsResponse {
             round_id: r.round_id,
             decisions,
-            balance: Some(self.money(&table, &player).await?),
+            balance: Some(balance),
         }))
     }
 
