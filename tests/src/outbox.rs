@@ -27,14 +27,19 @@ pub struct SealedLine {
     pub round_json: String,
 }
 
-/// Every line of `path` (none if the file does not exist yet).
+/// Every complete line of `path` (none if the file does not exist yet). A last line
+/// without its newline is being written by the broadcaster right now (the file is read
+/// while it runs): it is left for the next read, as the outbox itself would truncate it
+/// after a crash.
 pub fn read(path: &Path) -> Vec<SealedLine> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => panic!("{}: {e}", path.display()),
     };
-    text.lines()
+    let complete = text.rfind('\n').map_or("", |end| &text[..=end]);
+    complete
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(n, line)| parse_line(line).unwrap_or_else(|e| panic!("outbox line {}: {e}", n + 1)))
