@@ -157,61 +157,46 @@ pub enum Command {
     },
 }
 
+/// The `now_ms` field of any command (a reference to it: shared or mutable, as the
+/// command is borrowed), written once for both accessors below.
+macro_rules! now_ms_of {
+    ($command:expr) => {
+        match $command {
+            Command::OpenShoe { now_ms, .. }
+            | Command::Burn { now_ms, .. }
+            | Command::EndShoe { now_ms, .. }
+            | Command::OpenBetting { now_ms, .. }
+            | Command::CloseBetting { now_ms, .. }
+            | Command::Tick { now_ms }
+            | Command::Deal { now_ms, .. }
+            | Command::DealCard { now_ms, .. }
+            | Command::UndoLastCard { now_ms, .. }
+            | Command::ConfirmResult { now_ms, .. }
+            | Command::VoidRound { now_ms, .. }
+            | Command::PlaceBets { now_ms, .. }
+            | Command::ClearBets { now_ms, .. }
+            | Command::Rebet { now_ms, .. }
+            | Command::SetSelfLimit { now_ms, .. }
+            | Command::Deposit { now_ms, .. }
+            | Command::Withdraw { now_ms, .. }
+            | Command::TakeSeat { now_ms, .. }
+            | Command::LeaveSeat { now_ms, .. }
+            | Command::PassHand { now_ms, .. }
+            | Command::Chat { now_ms, .. }
+            | Command::MutePlayer { now_ms, .. } => now_ms,
+        }
+    };
+}
+
 impl Command {
     /// Sets the server time the command carries. The actor stamps every command with its
     /// clock just before applying it; callers build commands with `now_ms: 0`.
     pub fn stamp(&mut self, now: u64) {
-        match self {
-            Command::OpenShoe { now_ms, .. }
-            | Command::Burn { now_ms, .. }
-            | Command::EndShoe { now_ms, .. }
-            | Command::OpenBetting { now_ms, .. }
-            | Command::CloseBetting { now_ms, .. }
-            | Command::Tick { now_ms }
-            | Command::Deal { now_ms, .. }
-            | Command::DealCard { now_ms, .. }
-            | Command::UndoLastCard { now_ms, .. }
-            | Command::ConfirmResult { now_ms, .. }
-            | Command::VoidRound { now_ms, .. }
-            | Command::PlaceBets { now_ms, .. }
-            | Command::ClearBets { now_ms, .. }
-            | Command::Rebet { now_ms, .. }
-            | Command::SetSelfLimit { now_ms, .. }
-            | Command::Deposit { now_ms, .. }
-            | Command::Withdraw { now_ms, .. }
-            | Command::TakeSeat { now_ms, .. }
-            | Command::LeaveSeat { now_ms, .. }
-            | Command::PassHand { now_ms, .. }
-            | Command::Chat { now_ms, .. }
-            | Command::MutePlayer { now_ms, .. } => *now_ms = now,
-        }
+        *now_ms_of!(self) = now;
     }
 
     /// The server time the command carries.
     pub const fn now_ms(&self) -> u64 {
-        match self {
-            Command::OpenShoe { now_ms, .. }
-            | Command::Burn { now_ms, .. }
-            | Command::EndShoe { now_ms, .. }
-            | Command::OpenBetting { now_ms, .. }
-            | Command::CloseBetting { now_ms, .. }
-            | Command::Tick { now_ms }
-            | Command::Deal { now_ms, .. }
-            | Command::DealCard { now_ms, .. }
-            | Command::UndoLastCard { now_ms, .. }
-            | Command::ConfirmResult { now_ms, .. }
-            | Command::VoidRound { now_ms, .. }
-            | Command::PlaceBets { now_ms, .. }
-            | Command::ClearBets { now_ms, .. }
-            | Command::Rebet { now_ms, .. }
-            | Command::SetSelfLimit { now_ms, .. }
-            | Command::Deposit { now_ms, .. }
-            | Command::Withdraw { now_ms, .. }
-            | Command::TakeSeat { now_ms, .. }
-            | Command::LeaveSeat { now_ms, .. }
-            | Command::PassHand { now_ms, .. }
-            | Command::Chat { now_ms, .. }
-            | Command::MutePlayer { now_ms, .. } => *now_ms,
-        }
+        *now_ms_of!(self)
     }
 }
