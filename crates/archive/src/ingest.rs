@@ -119,14 +119,9 @@ pub fn sealed_from_pb(record: &pb::RoundRecord) -> Result<SealedRound, ArchiveEr
 /// Recomputes the hash of `sealed` from its prev_hash and round; refuses a mismatch.
 pub fn check_hash(sealed: &SealedRound, table_record: &[u8]) -> Result<(), ArchiveError> {
     let round_id = sealed.round.round_id.to_string();
-    let computed = SealedRound::compute_hash(&sealed.prev_hash, &sealed.round).map_err(|why| {
-        ArchiveError::BadRecord {
-            field: "record.prev_hash".to_owned(),
-            why,
-        }
-    })?;
     // The table hashes its canonical encoding; bytes that parse to the same round but
-    // are not that encoding would hash differently, so they are refused here too.
+    // are not that encoding would hash differently, so they are refused here too. Once
+    // they are shown canonical, the bytes themselves are hashed (no second encoding).
     let canonical = serde_json::to_vec(&sealed.round).unwrap_or_default();
     if canonical != table_record {
         return Err(ArchiveError::BadRecord {
@@ -134,6 +129,12 @@ pub fn check_hash(sealed: &SealedRound, table_record: &[u8]) -> Result<(), Archi
             why: format!("round {round_id}: not the table's canonical encoding of the round"),
         });
     }
+    let computed = SealedRound::hash_encoded(&sealed.prev_hash, table_record).map_err(|why| {
+        ArchiveError::BadRecord {
+            field: "record.prev_hash".to_owned(),
+            why,
+        }
+    })?;
     if computed != sealed.hash {
         return Err(ArchiveError::HashMismatch {
             round_id,
@@ -144,14 +145,9 @@ pub fn check_hash(sealed: &SealedRound, table_record: &[u8]) -> Result<(), Archi
     Ok(())
 }
 
-/// Every check, then the store's group commit: answers once the transaction holding this
-/// round has committed. The checks of the record itself (fields, hash, signature) run
-/// here, concurrently for concurrent callers; the chain checks run in the commit.
-pub async fn append(
-    store: &Store,
-    keys: &TrustedKeys,
-    record: &pb::RoundRecord,
-) -> Result<Appended, ArchiveError> {
+/// Every check of the record itself (fields, hash, signature), and the rows to store:
+/// what [`append`] does before the store's group commit. Pure CPU, no I/O.
+pub fn checked(keys: &TrustedKeys, record: &pb::RoundRecord) -> Result<OwnedRound, ArchiveError> {
     let sealed = sealed_from_pb(record)?;
     check_hash(&sealed, &record.table_record)?;
     keys.check(&sealed)?;
@@ -161,16 +157,27 @@ pub async fn append(
     })?;
     let row = round_row(&sealed.round);
     let bets = bet_rows(&sealed.round);
-    store
-        .append_owned(OwnedRound {
-            row,
-            bets,
-            chain_seq,
-            prev_hash: sealed.prev_hash,
-            hash: sealed.hash,
-            signature: sealed.signature,
-            key_id: sealed.key_id,
-            table_record: record.table_record.clone(),
-        })
-        .await
+    let export = crate::export::lines_of(&row, &bets, sealed.seq, &sealed.hash);
+    Ok(OwnedRound {
+        row,
+        bets,
+        chain_seq,
+        prev_hash: sealed.prev_hash,
+        hash: sealed.hash,
+        signature: sealed.signature,
+        key_id: sealed.key_id,
+        table_record: crate::packed::pack(&record.table_record),
+        export,
+    })
+}
+
+/// Every check, then the store's group commit: answers once the transaction holding this
+/// round has committed. The checks of the record itself ([`checked`]) run here,
+/// concurrently for concurrent callers; the chain checks run in the commit.
+pub async fn append(
+    store: &Store,
+    keys: &TrustedKeys,
+    record: &pb::RoundRecord,
+) -> Result<Appended, ArchiveError> {
+    store.append_owned(checked(keys, record)?).await
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod export;
 pub mod hexbytes;
 pub mod ingest;
+pub mod packed;
 pub mod query;
 pub mod record;
 pub mod serve;

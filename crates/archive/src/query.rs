@@ -57,13 +57,14 @@ pub fn filter_sql(filter: Option<&pb::RoundFilter>) -> Result<RoundFilterSql, Ar
 
 /// The wire record of a stored round.
 pub fn record_of(stored: StoredRound) -> Result<pb::RoundRecord, ArchiveError> {
-    let round = parse_table_record(&stored.table_record)
+    let bytes = stored.table_record()?;
+    let round = parse_table_record(&bytes)
         .map_err(|e| ArchiveError::Corrupt(format!("round {}: {e}", stored.row.round_id)))?;
-    Ok(round_record(&round, stored.table_record, &stored.chain))
+    Ok(round_record(&round, bytes, &stored.chain))
 }
 
 fn summary(stored: &StoredRound) -> Result<pb::RoundSummary, ArchiveError> {
-    let round = parse_table_record(&stored.table_record)
+    let round = parse_table_record(&stored.table_record()?)
         .map_err(|e| ArchiveError::Corrupt(format!("round {}: {e}", stored.row.round_id)))?;
     let r = &stored.row;
     Ok(pb::RoundSummary {
@@ -147,7 +148,7 @@ pub async fn shoe_report(
     };
     let mut results: Vec<Winner> = Vec::new();
     for stored in &rounds {
-        let round = parse_table_record(&stored.table_record)
+        let round = parse_table_record(&stored.table_record()?)
             .map_err(|e| ArchiveError::Corrupt(format!("round {}: {e}", stored.row.round_id)))?;
         let r = &stored.row;
         if !r.croupier.is_empty() && !report.croupiers.contains(&r.croupier) {

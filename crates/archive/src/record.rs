@@ -111,6 +111,12 @@ pub struct RoundRow {
     pub total_stake: i64,
     pub total_returned: i64,
     pub total_refunded: i64,
+    /// The hand in dealing order, in the notation of RULES.md, space separated.
+    pub dealt: String,
+    /// The hand's totals (`None` when it was not completed).
+    pub player_total: Option<i64>,
+    pub banker_total: Option<i64>,
+    pub void_reason: Option<String>,
 }
 
 fn ms(value: u64) -> i64 {
@@ -173,6 +179,15 @@ pub fn round_row(round: &FinishedRound) -> RoundRow {
         total_stake: bets.iter().map(|b| b.stake).sum(),
         total_returned: bets.iter().map(|b| b.returned).sum(),
         total_refunded: bets.iter().map(|b| b.refunded).sum(),
+        dealt: round
+            .cards
+            .iter()
+            .map(|c| c.card.to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        player_total: result.map(|r| i64::from(r.player_total())),
+        banker_total: result.map(|r| i64::from(r.banker_total())),
+        void_reason: round.void.as_ref().map(|v| v.reason.clone()),
     }
 }
 

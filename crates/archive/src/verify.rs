@@ -1,8 +1,11 @@
 //! Verify: walk a table's chain from its first stored round, in chain order, and name the
 //! first record that breaks it: a gap in `chain_seq` (a deleted round), a `prev_hash`
 //! that is not the previous hash, a hash that is not the hash of the stored record, a
-//! signature that does not match, or an indexed column that disagrees with the record
-//! (an edited row).
+//! signature that does not match, an indexed column that disagrees with the record
+//! (an edited row), or what Export writes for a round (kept rendered) that is not what the
+//! record says, or is kept for a round that is not stored.
+
+use std::collections::HashMap;
 
 use banco_table::actor::{GENESIS_HASH, SealedRound};
 use banco_wire::pb;
@@ -33,11 +36,15 @@ fn bad(round_id: &str, problem: String, expected: &str, found: &str) -> pb::BadR
     }
 }
 
+/// What Export keeps for a round: its round id, JSON line and CSV rows (packed).
+type ExportKept = (String, Vec<u8>, Vec<u8>);
+
 /// What is wrong with `stored`, the round after `walk`'s head, if anything.
 fn check_one(
     walk: &Walk,
     stored: &StoredRound,
     stored_bets: &[crate::record::BetRow],
+    export: Option<&ExportKept>,
     keys: &TrustedKeys,
 ) -> Option<pb::BadRecord> {
     let id = &stored.row.round_id;
@@ -67,16 +74,22 @@ fn check_one(
             &stored.chain.prev_hash,
         ));
     }
-    let round = match parse_table_record(&stored.table_record) {
+    let record = match stored.table_record() {
+        Ok(record) => record,
+        Err(e) => return Some(bad(id, format!("table_record unreadable: {e}"), "", "")),
+    };
+    let round = match parse_table_record(&record) {
         Ok(round) => round,
         Err(e) => return Some(bad(id, format!("table_record unreadable: {e}"), "", "")),
     };
-    let computed = match SealedRound::compute_hash(&stored.chain.prev_hash, &round) {
+    // The stored bytes are hashed as they are, and must be the canonical encoding of the
+    // round they parse to (so that the columns derived below describe what was hashed).
+    let computed = match SealedRound::hash_encoded(&stored.chain.prev_hash, &record) {
         Ok(hash) => hash,
         Err(e) => return Some(bad(id, format!("hash cannot be computed: {e}"), "", "")),
     };
     let canonical = serde_json::to_vec(&round).unwrap_or_default();
-    if computed != stored.chain.hash || canonical != stored.table_record {
+    if computed != stored.chain.hash || canonical != record {
         return Some(bad(
             id,
             "hash mismatch".to_owned(),
@@ -101,7 +114,8 @@ fn check_one(
     let by_key = |rows: &mut Vec<crate::record::BetRow>| {
         rows.sort_by(|a, b| (&a.player_id, &a.position).cmp(&(&b.player_id, &b.position)));
     };
-    let mut derived_bets = bet_rows(&round);
+    let record_bets = bet_rows(&round);
+    let mut derived_bets = record_bets.clone();
     let mut stored_sorted = stored_bets.to_vec();
     by_key(&mut derived_bets);
     by_key(&mut stored_sorted);
@@ -109,6 +123,21 @@ fn check_one(
         return Some(bad(
             id,
             "stored bets disagree with the table's record".to_owned(),
+            &computed,
+            &stored.chain.hash,
+        ));
+    }
+    let (jsonl, csv) =
+        crate::export::render(&derived, &record_bets, stored.chain.chain_seq, &computed);
+    let kept_right = export.is_some_and(|(round_id, kept_jsonl, kept_csv)| {
+        *round_id == stored.row.round_id
+            && crate::packed::unpack(kept_jsonl, "").is_ok_and(|kept| kept == jsonl)
+            && crate::packed::unpack(kept_csv, "").is_ok_and(|kept| kept == csv)
+    });
+    if !kept_right {
+        return Some(bad(
+            id,
+            "what Export writes for this round disagrees with the table's record".to_owned(),
             &computed,
             &stored.chain.hash,
         ));
@@ -131,6 +160,24 @@ fn check_one(
         }
     }
     None
+}
+
+/// A round kept for Export between the previous stored round (`after`) and this one
+/// (`seq`), that is not stored: its row was deleted and its rendering left behind.
+fn orphan(kept: &HashMap<i64, ExportKept>, after: i64, seq: i64) -> Option<pb::BadRecord> {
+    kept.iter()
+        .filter(|(s, _)| **s > after && **s < seq)
+        .min_by_key(|(s, _)| **s)
+        .map(|(s, (round_id, _, _))| orphan_bad(round_id, *s))
+}
+
+fn orphan_bad(round_id: &str, seq: i64) -> pb::BadRecord {
+    bad(
+        round_id,
+        format!("gap: chain_seq {seq} is kept for Export but its round is not stored"),
+        "",
+        "",
+    )
 }
 
 /// The first column that differs, for the problem text.
@@ -174,14 +221,26 @@ pub async fn verify(
                 break;
             }
             let ids: Vec<String> = batch.iter().map(|r| r.row.round_id.clone()).collect();
-            let bets = store.bets_of_rounds(&ids).await?;
+            let mut bets: HashMap<String, Vec<crate::record::BetRow>> = HashMap::new();
+            for (id, bet) in store.bets_of_rounds(&ids).await? {
+                bets.entry(id).or_default().push(bet);
+            }
+            let upto = batch.last().map_or(walk.last_seq, |r| {
+                i64::try_from(r.chain.chain_seq).unwrap_or(i64::MAX)
+            });
+            let mut kept: HashMap<i64, ExportKept> = store
+                .export_rows(&table, walk.last_seq, upto)
+                .await?
+                .into_iter()
+                .map(|(seq, id, jsonl, csv)| (seq, (id, jsonl, csv)))
+                .collect();
             for stored in &batch {
-                let mine: Vec<_> = bets
-                    .iter()
-                    .filter(|(id, _)| *id == stored.row.round_id)
-                    .map(|(_, b)| b.clone())
-                    .collect();
-                if let Some(first_bad) = check_one(&walk, stored, &mine, keys) {
+                let seq = i64::try_from(stored.chain.chain_seq).unwrap_or(i64::MAX);
+                let mine = bets.remove(&stored.row.round_id).unwrap_or_default();
+                let export = kept.remove(&seq);
+                let problem = check_one(&walk, stored, &mine, export.as_ref(), keys)
+                    .or_else(|| orphan(&kept, walk.last_seq, seq));
+                if let Some(first_bad) = problem {
                     let (head_id, head_hash) = walk.head.unwrap_or_default();
                     return Ok(pb::VerifyResponse {
                         ok: false,
@@ -195,6 +254,18 @@ pub async fn verify(
                 walk.last_seq = i64::try_from(stored.chain.chain_seq).unwrap_or(i64::MAX);
                 walk.head = Some((stored.row.round_id.clone(), stored.chain.hash.clone()));
             }
+        }
+        // Rendered rounds past the table's last stored round.
+        let beyond = store.export_rows(&table, walk.last_seq, i64::MAX).await?;
+        if let Some((seq, round_id, _, _)) = beyond.first() {
+            let (head_id, head_hash) = walk.head.unwrap_or_default();
+            return Ok(pb::VerifyResponse {
+                ok: false,
+                records_checked: checked + walk.checked,
+                first_bad: Some(orphan_bad(round_id, *seq)),
+                head_round_id: head_id,
+                head_hash: hex_to_bytes_lossy(&head_hash),
+            });
         }
         checked += walk.checked;
         if walk.head.is_some() {

@@ -437,15 +437,35 @@ async fn verify_finds_an_edit_and_a_deletion(db: TestDb) {
     assert!(bad.problem.contains("disagree"), "{}", bad.problem);
     assert_eq!(v.head_round_id, "T01-S0001-H004");
     store.close().await;
-    exec("UPDATE rounds SET table_record = CAST(REPLACE(CAST(table_record AS TEXT), 'scanner fault', 'scanner fauLt') AS BLOB) WHERE round_id = 'T01-S0001-H003'".replace("AS BLOB", if db.sqlite_path().is_some() { "AS BLOB" } else { "AS BYTEA" }).replace("CAST(table_record AS TEXT)", if db.sqlite_path().is_some() { "CAST(table_record AS TEXT)" } else { "convert_from(table_record, 'UTF8')" }).replace("CAST(REPLACE", if db.sqlite_path().is_some() { "CAST(REPLACE" } else { "convert_to(REPLACE" }).replace("') AS BYTEA)", "'), 'UTF8')").as_str());
+    // The record itself edited: unpacked, changed, packed again and written back, as a
+    // forger who knows the format would.
+    let store = open(&db).await;
+    let stored = store.get_round("T01-S0001-H003").await.unwrap().unwrap();
+    let text = String::from_utf8(stored.table_record().unwrap()).unwrap();
+    assert!(text.contains("scanner fault"));
+    let forged =
+        banco_archive::packed::pack(text.replace("scanner fault", "scanner fauLt").as_bytes());
+    let hex: String = forged.iter().map(|b| format!("{b:02x}")).collect();
+    let literal = if db.sqlite_path().is_some() {
+        format!("X'{hex}'")
+    } else {
+        format!("decode('{hex}', 'hex')")
+    };
+    store.close().await;
+    exec(&format!(
+        "UPDATE round_records SET table_record = {literal} WHERE round_id = 'T01-S0001-H003'"
+    ));
     let store = open(&db).await;
     let v = verify::verify(&store, &keys, "T01").await.unwrap();
     let bad = v.first_bad.unwrap();
     assert_eq!(bad.round_id, "T01-S0001-H003");
     assert_eq!(bad.problem, "hash mismatch");
     store.close().await;
-    exec("DELETE FROM bets WHERE round_id IN ('T01-S0001-H003', 'T01-S0001-H005')");
-    exec("DELETE FROM rounds WHERE round_id IN ('T01-S0001-H003', 'T01-S0001-H005')");
+    for table in ["bets", "round_exports", "round_records", "rounds"] {
+        exec(&format!(
+            "DELETE FROM {table} WHERE round_id IN ('T01-S0001-H003', 'T01-S0001-H005')"
+        ));
+    }
     let store = open(&db).await;
     let v = verify::verify(&store, &keys, "T01").await.unwrap();
     let bad = v.first_bad.unwrap();
@@ -606,7 +626,188 @@ async fn stats_shoe_report_and_player_bets(db: TestDb) {
     );
 }
 
+/// Rounds stored by the schema of version 2 (the record in `rounds`, bets in a rowid
+/// table) are carried over by migrations 3 and 4: they verify, and export and read back
+/// exactly as the same rounds appended today.
+async fn migrations_carry_stored_rounds_over(db: TestDb) {
+    let sealed = seal(&play("T01", 12, 1_700_000_000_000));
+    let old = banco_archive::Store::open_at_version(&db.url, 2)
+        .await
+        .unwrap();
+    macro_rules! insert_v2 {
+        ($pool:expr) => {{
+            for s in &sealed {
+                let row = banco_archive::record::round_row(&s.round);
+                sqlx::query(
+                    "INSERT INTO rounds (round_id, table_id, chain_seq, shoe_id, shoe, hand,
+                        croupier, betting_opened_at, betting_closed_at, finished_at, day, winner,
+                        is_natural, player_pair, banker_pair, voided, corrections, cards, bets,
+                        total_stake, total_returned, total_refunded, prev_hash, hash, signature,
+                        key_id, table_record)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                        $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)",
+                )
+                .bind(&row.round_id)
+                .bind(&row.table_id)
+                .bind(i64::try_from(s.seq).unwrap())
+                .bind(&row.shoe_id)
+                .bind(row.shoe)
+                .bind(row.hand)
+                .bind(&row.croupier)
+                .bind(row.betting_opened_at)
+                .bind(row.betting_closed_at)
+                .bind(row.finished_at)
+                .bind(&row.day)
+                .bind(&row.winner)
+                .bind(row.natural)
+                .bind(row.player_pair)
+                .bind(row.banker_pair)
+                .bind(row.voided)
+                .bind(row.corrections)
+                .bind(row.cards)
+                .bind(row.bets)
+                .bind(row.total_stake)
+                .bind(row.total_returned)
+                .bind(row.total_refunded)
+                .bind(&s.prev_hash)
+                .bind(&s.hash)
+                .bind(&s.signature)
+                .bind(&s.key_id)
+                .bind(serde_json::to_vec(&s.round).unwrap())
+                .execute($pool)
+                .await
+                .unwrap();
+                for b in banco_archive::record::bet_rows(&s.round) {
+                    sqlx::query(
+                        "INSERT INTO bets (round_id, player_id, position, stake, returned,
+                            refunded, won, rounding_remainder, rounding_denominator, finished_at)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    )
+                    .bind(&row.round_id)
+                    .bind(&b.player_id)
+                    .bind(&b.position)
+                    .bind(b.stake)
+                    .bind(b.returned)
+                    .bind(b.refunded)
+                    .bind(b.won)
+                    .bind(b.rounding_remainder)
+                    .bind(b.rounding_denominator)
+                    .bind(row.finished_at)
+                    .execute($pool)
+                    .await
+                    .unwrap();
+                }
+            }
+        }};
+    }
+    match old.db() {
+        banco_archive::store::Db::Sqlite(pool) => insert_v2!(pool),
+        banco_archive::store::Db::Postgres(pool) => insert_v2!(pool),
+    }
+    old.close().await;
+
+    let migrated = open(&db).await;
+    let keys = trusted();
+    let v = verify::verify(&migrated, &keys, "T01").await.unwrap();
+    assert!(v.ok, "{:?}", v.first_bad);
+    assert_eq!(v.records_checked, 12);
+    let fresh_db = support::sqlite().await;
+    let fresh = open(&fresh_db).await;
+    for s in &sealed {
+        append(&fresh, &keys, &record(s)).await.unwrap();
+    }
+    for format in [
+        banco_archive::export::Format::Jsonl,
+        banco_archive::export::Format::Csv,
+    ] {
+        let everything = pb::RoundFilter::default();
+        let was = collect_export(&migrated, everything.clone(), format).await;
+        assert!(!was.is_empty());
+        assert_eq!(was, collect_export(&fresh, everything, format).await);
+    }
+    let id = sealed[3].round.round_id.to_string();
+    assert_eq!(
+        query::get_round(&migrated, &id).await.unwrap(),
+        query::get_round(&fresh, &id).await.unwrap()
+    );
+    // Appends carry on from the migrated chain.
+    let next = seal(&play("T01", 13, 1_700_000_000_000));
+    assert!(matches!(
+        append(&migrated, &keys, &record(&next[12])).await.unwrap(),
+        Appended::Stored { .. }
+    ));
+}
+
+/// Runs `sql` on the store's own pool.
+async fn exec(store: &banco_archive::Store, sql: &str) {
+    match store.db() {
+        banco_archive::store::Db::Sqlite(pool) => {
+            sqlx::query(sql).execute(pool).await.unwrap();
+        }
+        banco_archive::store::Db::Postgres(pool) => {
+            sqlx::query(sql).execute(pool).await.unwrap();
+        }
+    }
+}
+
+/// What Export writes is kept rendered beside the record: verify names a forged line and
+/// a line left behind for a deleted round.
+async fn verify_finds_a_forged_export(db: TestDb) {
+    let (store, sealed) = filled(&db, 10).await;
+    let keys = trusted();
+    let target = &sealed[3];
+    let line = banco_archive::export::render(
+        &banco_archive::record::round_row(&target.round),
+        &banco_archive::record::bet_rows(&target.round),
+        target.seq,
+        &target.hash,
+    )
+    .0;
+    let text = String::from_utf8(line).unwrap();
+    assert!(text.contains("\"stake_minor\":"), "{text}");
+    let forged = banco_archive::packed::pack(
+        text.replacen("\"stake_minor\":", "\"stake_minor\":1", 1)
+            .as_bytes(),
+    );
+    let hex: String = forged.iter().map(|b| format!("{b:02x}")).collect();
+    let literal = if db.sqlite_path().is_some() {
+        format!("X'{hex}'")
+    } else {
+        format!("decode('{hex}', 'hex')")
+    };
+    exec(
+        &store,
+        &format!(
+            "UPDATE round_exports SET jsonl = {literal} WHERE round_id = '{}'",
+            target.round.round_id
+        ),
+    )
+    .await;
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, target.round.round_id.to_string());
+    assert!(bad.problem.contains("Export"), "{}", bad.problem);
+
+    // The last round deleted everywhere but in what Export keeps.
+    let other = support::sqlite().await;
+    let (store, sealed) = filled(&other, 6).await;
+    let last = sealed.last().unwrap().round.round_id.to_string();
+    for table in ["bets", "round_records", "rounds"] {
+        exec(
+            &store,
+            &format!("PRAGMA foreign_keys = OFF; DELETE FROM {table} WHERE round_id = '{last}'"),
+        )
+        .await;
+    }
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, last);
+    assert!(bad.problem.contains("not stored"), "{}", bad.problem);
+}
+
 both_backends!(
+    verify_finds_a_forged_export,
+    migrations_carry_stored_rounds_over,
     append_and_every_refusal,
     get_round_is_derived_from_the_record,
     list_rounds_filters_and_pages,

@@ -169,11 +169,12 @@ impl Folded {
 /// Rows per multi-row upsert (17 parameters each).
 pub(crate) const ROWS_PER_UPSERT: usize = 1000;
 
-/// Loads the stored values of every touched row of `$folded` through `$conn`.
+/// Loads the stored values of the rows `$totals` and `$positions` (ids of touched rows
+/// of `$folded`) through `$conn`.
 macro_rules! load {
-    ($folded:expr, $conn:expr) => {{
+    ($folded:expr, $totals:expr, $positions:expr, $conn:expr) => {{
         use sqlx::Row as _;
-        let ids: Vec<String> = $folded.totals.keys().cloned().collect();
+        let ids: &[String] = $totals;
         for chunk in ids.chunks(5000) {
             let mut q = sqlx::QueryBuilder::new(
                 "SELECT id, rounds, voided, corrections, banker, player, tie, naturals,
@@ -207,7 +208,7 @@ macro_rules! load {
                 }
             }
         }
-        let ids: Vec<String> = $folded.positions.keys().cloned().collect();
+        let ids: &[String] = $positions;
         for chunk in ids.chunks(5000) {
             let mut q = sqlx::QueryBuilder::new(
                 "SELECT id, bets, wins, staked, returned FROM stats_positions WHERE id IN (",
@@ -328,6 +329,10 @@ mod tests {
             total_stake: 0,
             total_returned: 0,
             total_refunded: 0,
+            dealt: String::new(),
+            player_total: None,
+            banker_total: None,
+            void_reason: None,
         }
     }
 

@@ -8,24 +8,13 @@ use std::collections::HashMap;
 use sqlx::{QueryBuilder, Row as _};
 
 use super::aggregate::Folded;
+use super::known::Known;
 use super::{Db, Store, on_pool};
 use crate::error::ArchiveError;
 use crate::record::{BetRow, RoundRow};
 
-/// A round ready to store: its columns, its bets and its chain fields.
-#[derive(Debug)]
-pub struct NewRound<'a> {
-    pub row: &'a RoundRow,
-    pub bets: &'a [BetRow],
-    pub chain_seq: i64,
-    pub prev_hash: &'a str,
-    pub hash: &'a str,
-    pub signature: &'a str,
-    pub key_id: &'a str,
-    pub table_record: &'a [u8],
-}
-
-/// [`NewRound`], owned: what waits in the group commit's queue.
+/// A round ready to store: its columns, bets, chain fields, the table's record, and what
+/// Export writes for it (rendered before the commit, off the store's one writer).
 #[derive(Clone, Debug)]
 pub struct OwnedRound {
     pub row: RoundRow,
@@ -35,22 +24,18 @@ pub struct OwnedRound {
     pub hash: String,
     pub signature: String,
     pub key_id: String,
+    /// The table's record, packed ([`crate::packed`]).
     pub table_record: Vec<u8>,
+    pub export: ExportLines,
 }
 
-impl NewRound<'_> {
-    pub fn to_owned_round(&self) -> OwnedRound {
-        OwnedRound {
-            row: self.row.clone(),
-            bets: self.bets.to_vec(),
-            chain_seq: self.chain_seq,
-            prev_hash: self.prev_hash.to_owned(),
-            hash: self.hash.to_owned(),
-            signature: self.signature.to_owned(),
-            key_id: self.key_id.to_owned(),
-            table_record: self.table_record.to_vec(),
-        }
-    }
+/// A round as Export writes it, packed ([`crate::packed`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportLines {
+    /// Its JSON line, newline included.
+    pub jsonl: Vec<u8>,
+    /// Its CSV rows (one per bet), newlines included.
+    pub csv: Vec<u8>,
 }
 
 /// A table's last stored round.
@@ -84,8 +69,10 @@ pub enum Appended {
     },
 }
 
-/// Rounds per multi-row INSERT (27 parameters each: under SQLite's 32,766).
+/// Rounds per multi-row INSERT (30 parameters each: under SQLite's 32,766).
 const ROUNDS_PER_INSERT: usize = 1000;
+/// Records per multi-row INSERT (2 parameters each), rendered rounds (6 each).
+const RECORDS_PER_INSERT: usize = 5000;
 /// Bets per multi-row INSERT (10 parameters each).
 const BETS_PER_INSERT: usize = 3000;
 /// Ids per `IN (…)` list.
@@ -95,7 +82,12 @@ const INSERT_ROUNDS: &str =
     "INSERT INTO rounds (round_id, table_id, chain_seq, shoe_id, shoe, hand, croupier,
     betting_opened_at, betting_closed_at, finished_at, day, winner, is_natural, player_pair,
     banker_pair, voided, corrections, cards, bets, total_stake, total_returned, total_refunded,
-    prev_hash, hash, signature, key_id, table_record) ";
+    prev_hash, hash, signature, key_id, dealt, player_total, banker_total, void_reason) ";
+
+const INSERT_RECORDS: &str = "INSERT INTO round_records (round_id, table_record) ";
+
+const INSERT_EXPORTS: &str =
+    "INSERT INTO round_exports (table_id, chain_seq, round_id, bets, jsonl, csv) ";
 
 const INSERT_BETS: &str = "INSERT INTO bets (round_id, player_id, position, stake, returned,
     refunded, won, rounding_remainder, rounding_denominator, finished_at) ";
@@ -106,7 +98,7 @@ const INSERT_BETS: &str = "INSERT INTO bets (round_id, player_id, position, stak
 fn decide(
     rounds: &[&OwnedRound],
     mut stored: HashMap<String, String>,
-    mut heads: HashMap<String, LastLink>,
+    heads: &mut HashMap<String, LastLink>,
 ) -> (Vec<Appended>, Vec<usize>) {
     let mut answers = Vec::with_capacity(rounds.len());
     let mut accepted = Vec::with_capacity(rounds.len());
@@ -159,9 +151,11 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 
 /// Checks and stores `rounds` in ONE transaction: each gets its own answer (stored,
 /// duplicate, conflict, gap); a refused round changes nothing and does not stop the
-/// others. Fails as a whole only when the database does (then nothing was stored).
+/// others. Fails as a whole only when the database does (then nothing was stored, and
+/// `known` must be forgotten). What it commits is added to `known`.
 pub(super) async fn write_batch(
     db: &Db,
+    known: &mut Known,
     rounds: &[&OwnedRound],
 ) -> Result<Vec<Appended>, ArchiveError> {
     on_pool!(db, |pool| {
@@ -184,6 +178,10 @@ pub(super) async fn write_batch(
         let tables = distinct(rounds.iter().map(|r| r.row.table_id.as_str()));
         let mut heads = HashMap::new();
         for table in tables {
+            if let Some(head) = known.heads.get(table) {
+                heads.insert(table.to_owned(), head.clone());
+                continue;
+            }
             // One index seek per table (a MAX per group would read every round of it).
             let head: Option<(String, i64, String)> = sqlx::query_as(
                 "SELECT round_id, chain_seq, hash FROM rounds WHERE table_id = $1
@@ -203,7 +201,7 @@ pub(super) async fn write_batch(
                 );
             }
         }
-        let (answers, accepted) = decide(rounds, stored, heads);
+        let (answers, accepted) = decide(rounds, stored, &mut heads);
         if accepted.is_empty() {
             // Nothing to write: refusals and duplicates change nothing.
             tx.rollback().await?;
@@ -240,7 +238,28 @@ pub(super) async fn write_batch(
                     .push_bind(round.hash.as_str())
                     .push_bind(round.signature.as_str())
                     .push_bind(round.key_id.as_str())
+                    .push_bind(r.dealt.as_str())
+                    .push_bind(r.player_total)
+                    .push_bind(r.banker_total)
+                    .push_bind(r.void_reason.as_deref());
+            });
+            q.build().persistent(false).execute(&mut *tx).await?;
+        }
+        for chunk in accepted.chunks(RECORDS_PER_INSERT) {
+            let mut q = QueryBuilder::new(INSERT_RECORDS);
+            q.push_values(chunk, |mut b, round| {
+                b.push_bind(round.row.round_id.as_str())
                     .push_bind(round.table_record.as_slice());
+            });
+            q.build().persistent(false).execute(&mut *tx).await?;
+            let mut q = QueryBuilder::new(INSERT_EXPORTS);
+            q.push_values(chunk, |mut b, round| {
+                b.push_bind(round.row.table_id.as_str())
+                    .push_bind(round.chain_seq)
+                    .push_bind(round.row.round_id.as_str())
+                    .push_bind(round.row.bets)
+                    .push_bind(round.export.jsonl.as_slice())
+                    .push_bind(round.export.csv.as_slice());
             });
             q.build().persistent(false).execute(&mut *tx).await?;
         }
@@ -269,12 +288,14 @@ pub(super) async fn write_batch(
         for round in &accepted {
             folded.touch(&round.row, &round.bets);
         }
-        super::aggregate::load!(folded, &mut *tx);
+        let (totals, positions) = known.fill(&mut folded);
+        super::aggregate::load!(folded, &totals, &positions, &mut *tx);
         for round in &accepted {
             folded.add(&round.row, &round.bets);
         }
         super::aggregate::save!(folded, &mut *tx);
         tx.commit().await?;
+        known.committed(heads, &folded);
         Ok(answers)
     })
 }
@@ -283,11 +304,6 @@ impl Store {
     /// Checks `round` against the stored chain and stores it, in the next group commit
     /// (one transaction with the rounds that arrive while the previous one commits);
     /// answers once that transaction has committed.
-    pub async fn append(&self, round: &NewRound<'_>) -> Result<Appended, ArchiveError> {
-        self.append_owned(round.to_owned_round()).await
-    }
-
-    /// [`Store::append`] of an owned round (no copy).
     pub async fn append_owned(&self, round: OwnedRound) -> Result<Appended, ArchiveError> {
         self.commits.submit(round).await
     }

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::Db;
 use super::append::{Appended, OwnedRound, write_batch};
+use super::known::Known;
 use crate::error::ArchiveError;
 
 /// Rounds written in one transaction at most.
@@ -49,14 +50,19 @@ impl GroupCommit {
 
 async fn run(db: Db, mut rx: mpsc::UnboundedReceiver<(OwnedRound, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut known = Known::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit(&db, std::mem::take(&mut batch)).await;
+        commit(&db, &mut known, std::mem::take(&mut batch)).await;
     }
 }
 
-async fn commit(db: &Db, batch: Vec<(OwnedRound, Reply)>) {
+async fn commit(db: &Db, known: &mut Known, batch: Vec<(OwnedRound, Reply)>) {
     let rounds: Vec<&OwnedRound> = batch.iter().map(|(r, _)| r).collect();
-    match write_batch(db, &rounds).await {
+    let written = write_batch(db, known, &rounds).await;
+    if written.is_err() {
+        known.forget();
+    }
+    match written {
         Ok(answers) => {
             drop(rounds);
             for ((_, reply), answer) in batch.into_iter().zip(answers) {
@@ -72,7 +78,11 @@ async fn commit(db: &Db, batch: Vec<(OwnedRound, Reply)>) {
         Err(_) => {
             drop(rounds);
             for (round, reply) in batch {
-                let answer = write_batch(db, &[&round]).await.and_then(|mut a| {
+                let written = write_batch(db, known, &[&round]).await;
+                if written.is_err() {
+                    known.forget();
+                }
+                let answer = written.and_then(|mut a| {
                     a.pop().ok_or_else(|| {
                         ArchiveError::Corrupt(format!(
                             "round {}: the append gave no answer",

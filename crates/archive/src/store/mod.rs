@@ -15,11 +15,12 @@ use crate::error::ArchiveError;
 pub(crate) mod aggregate;
 mod append;
 mod group;
+mod known;
 mod schema;
 mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
-pub use append::{Appended, LastLink, NewRound, OwnedRound};
+pub use append::{Appended, ExportLines, LastLink, OwnedRound};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 
 /// The pool of either backend.
@@ -84,6 +85,13 @@ impl Store {
     /// date. `sqlite://PATH` (WAL, `synchronous=FULL`: an audit store loses nothing it
     /// acknowledged, even on power loss) or `postgres://…`.
     pub async fn open(url: &str) -> Result<Store, ArchiveError> {
+        Store::open_at_version(url, usize::MAX).await
+    }
+
+    /// [`Store::open`], applying the migrations up to `version` only: for tests of the
+    /// migrations over data an older banco stored.
+    #[doc(hidden)]
+    pub async fn open_at_version(url: &str, version: usize) -> Result<Store, ArchiveError> {
         let store = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -110,7 +118,7 @@ impl Store {
             commits: std::sync::Arc::new(group::GroupCommit::start(store.clone())),
             db: store,
         };
-        schema::migrate(&store).await?;
+        schema::migrate(&store, version).await?;
         Ok(store)
     }
 

@@ -89,6 +89,49 @@ const MIGRATIONS: &[&str] = &[
         returned BIGINT NOT NULL
     );
     CREATE INDEX stats_positions_scope ON stats_positions (scope, scope_key)",
+    // 3: the table's record moves to a table of its own, packed (see `crate::packed`),
+    // so that a round's row is a few hundred bytes (lists and stats read rows by the
+    // thousand); the hand's cards, totals and void reason join the row; what Export
+    // writes for each round is rendered once, at append, and kept packed in chain order
+    // (Export reads one value per round). Filled from the records already stored.
+    "CREATE TABLE round_records (
+        round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
+        table_record {blob} NOT NULL
+    );
+    CREATE TABLE round_exports (
+        table_id TEXT NOT NULL,
+        chain_seq BIGINT NOT NULL,
+        round_id TEXT NOT NULL REFERENCES rounds (round_id),
+        bets BIGINT NOT NULL,
+        jsonl {blob} NOT NULL,
+        csv {blob} NOT NULL,
+        PRIMARY KEY (table_id, chain_seq)
+    ){clustered};
+    ALTER TABLE rounds ADD COLUMN dealt TEXT NOT NULL DEFAULT '';
+    ALTER TABLE rounds ADD COLUMN player_total BIGINT;
+    ALTER TABLE rounds ADD COLUMN banker_total BIGINT;
+    ALTER TABLE rounds ADD COLUMN void_reason TEXT",
+    // 4: the record's old column goes; on SQLite the bets are stored in their key's order
+    // (`{clustered}`), so that a round's bets are read together.
+    "ALTER TABLE rounds DROP COLUMN table_record;
+    CREATE TABLE bets_by_round (
+        round_id TEXT NOT NULL REFERENCES rounds (round_id),
+        player_id TEXT NOT NULL,
+        position TEXT NOT NULL,
+        stake BIGINT NOT NULL,
+        returned BIGINT NOT NULL,
+        refunded BIGINT NOT NULL,
+        won BOOLEAN NOT NULL,
+        rounding_remainder BIGINT NOT NULL,
+        rounding_denominator BIGINT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        PRIMARY KEY (round_id, player_id, position)
+    ){clustered};
+    INSERT INTO bets_by_round SELECT round_id, player_id, position, stake, returned, refunded,
+        won, rounding_remainder, rounding_denominator, finished_at FROM bets;
+    DROP TABLE bets;
+    ALTER TABLE bets_by_round RENAME TO bets;
+    CREATE INDEX bets_player ON bets (player_id, finished_at, round_id)",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.
@@ -142,6 +185,10 @@ macro_rules! rebuild {
                     total_stake: r.try_get("total_stake")?,
                     total_returned: r.try_get("total_returned")?,
                     total_refunded: r.try_get("total_refunded")?,
+                    dealt: String::new(),
+                    player_total: None,
+                    banker_total: None,
+                    void_reason: None,
                 });
             }
             let mut bets: std::collections::HashMap<String, Vec<crate::record::BetRow>> =
@@ -178,11 +225,70 @@ macro_rules! rebuild {
     }};
 }
 
-/// Applies every migration not yet applied.
-pub(super) async fn migrate(store: &Store) -> Result<(), ArchiveError> {
-    let blob = match store.db() {
-        super::Db::Sqlite(_) => "BLOB",
-        super::Db::Postgres(_) => "BYTEA",
+/// Fills what migration 3 added from each stored round's record (still in the old
+/// column until migration 4), through `$conn`.
+macro_rules! fill_from_records {
+    ($conn:expr) => {{
+        use sqlx::Row as _;
+        let mut after = String::new();
+        loop {
+            let rows = sqlx::query(
+                "SELECT round_id, chain_seq, hash, table_record FROM rounds WHERE round_id > $1
+                 ORDER BY round_id LIMIT $2",
+            )
+            .bind(after.clone())
+            .bind(i64::from(REBUILD_PAGE))
+            .fetch_all(&mut *$conn)
+            .await?;
+            if rows.is_empty() {
+                break;
+            }
+            for r in &rows {
+                after = r.try_get("round_id")?;
+                let seq: i64 = r.try_get("chain_seq")?;
+                let hash: String = r.try_get("hash")?;
+                let bytes: Vec<u8> = r.try_get("table_record")?;
+                let round = crate::record::parse_table_record(&bytes)?;
+                let row = crate::record::round_row(&round);
+                let lines = crate::export::lines(&round, u64::try_from(seq).unwrap_or(0), &hash);
+                sqlx::query(
+                    "UPDATE rounds SET dealt = $1, player_total = $2, banker_total = $3,
+                        void_reason = $4 WHERE round_id = $5",
+                )
+                .bind(row.dealt.clone())
+                .bind(row.player_total)
+                .bind(row.banker_total)
+                .bind(row.void_reason.clone())
+                .bind(after.clone())
+                .execute(&mut *$conn)
+                .await?;
+                sqlx::query("INSERT INTO round_records (round_id, table_record) VALUES ($1, $2)")
+                    .bind(after.clone())
+                    .bind(crate::packed::pack(&bytes))
+                    .execute(&mut *$conn)
+                    .await?;
+                sqlx::query(
+                    "INSERT INTO round_exports (table_id, chain_seq, round_id, bets, jsonl, csv)
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(row.table_id.clone())
+                .bind(seq)
+                .bind(after.clone())
+                .bind(row.bets)
+                .bind(lines.jsonl)
+                .bind(lines.csv)
+                .execute(&mut *$conn)
+                .await?;
+            }
+        }
+    }};
+}
+
+/// Applies every migration not yet applied, up to `version`.
+pub(super) async fn migrate(store: &Store, version: usize) -> Result<(), ArchiveError> {
+    let (blob, clustered) = match store.db() {
+        super::Db::Sqlite(_) => ("BLOB", " WITHOUT ROWID"),
+        super::Db::Postgres(_) => ("BYTEA", ""),
     };
     on_pool!(store, |pool| {
         sqlx::query("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
@@ -192,15 +298,20 @@ pub(super) async fn migrate(store: &Store) -> Result<(), ArchiveError> {
             .fetch_one(pool)
             .await?;
         let current = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
-        for (index, migration) in MIGRATIONS.iter().enumerate().skip(current) {
+        for (index, migration) in MIGRATIONS.iter().enumerate().take(version).skip(current) {
             let mut tx = pool.begin().await?;
-            for statement in migration.replace("{blob}", blob).split(';') {
+            let migration = migration
+                .replace("{blob}", blob)
+                .replace("{clustered}", clustered);
+            for statement in migration.split(';') {
                 if !statement.trim().is_empty() {
                     sqlx::query(statement).execute(&mut *tx).await?;
                 }
             }
-            if index == 1 {
-                rebuild!(&mut *tx);
+            match index {
+                1 => rebuild!(&mut *tx),
+                2 => fill_from_records!(tx),
+                _ => {}
             }
             let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
             sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")

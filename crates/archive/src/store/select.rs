@@ -12,7 +12,19 @@ use crate::record::{BetRow, ChainFields, RoundRow};
 pub struct StoredRound {
     pub row: RoundRow,
     pub chain: ChainFields,
-    pub table_record: Vec<u8>,
+    /// The table's record, packed: see [`StoredRound::table_record`].
+    pub packed_record: Vec<u8>,
+}
+
+impl StoredRound {
+    /// The table's record as the table sealed it; an error names a record that cannot be
+    /// unpacked (a damaged store).
+    pub fn table_record(&self) -> Result<Vec<u8>, ArchiveError> {
+        crate::packed::unpack(
+            &self.packed_record,
+            &format!("the record of round {}", self.row.round_id),
+        )
+    }
 }
 
 /// What ListRounds needs of a round.
@@ -30,38 +42,52 @@ pub struct Page<T> {
 const COLUMNS: &str = "round_id, table_id, chain_seq, shoe_id, shoe, hand, croupier,
     betting_opened_at, betting_closed_at, finished_at, day, winner, is_natural, player_pair,
     banker_pair, voided, corrections, cards, bets, total_stake, total_returned, total_refunded,
-    prev_hash, hash, signature, key_id, table_record";
+    prev_hash, hash, signature, key_id, dealt, player_total, banker_total, void_reason,
+    (SELECT table_record FROM round_records rr WHERE rr.round_id = rounds.round_id)
+        AS table_record";
 
-/// Reads a row of [`COLUMNS`] into a [`StoredRound`] (a macro: the row type differs by
+/// Reads the [`RoundRow`] of a row of [`COLUMNS`] (a macro: the row type differs by
 /// backend).
+macro_rules! round_row {
+    ($row:expr) => {{
+        let r = $row;
+        RoundRow {
+            round_id: r.try_get("round_id")?,
+            table_id: r.try_get("table_id")?,
+            shoe_id: r.try_get("shoe_id")?,
+            shoe: r.try_get("shoe")?,
+            hand: r.try_get("hand")?,
+            croupier: r.try_get("croupier")?,
+            betting_opened_at: r.try_get("betting_opened_at")?,
+            betting_closed_at: r.try_get("betting_closed_at")?,
+            finished_at: r.try_get("finished_at")?,
+            day: r.try_get("day")?,
+            winner: r.try_get("winner")?,
+            natural: r.try_get("is_natural")?,
+            player_pair: r.try_get("player_pair")?,
+            banker_pair: r.try_get("banker_pair")?,
+            voided: r.try_get("voided")?,
+            corrections: r.try_get("corrections")?,
+            cards: r.try_get("cards")?,
+            bets: r.try_get("bets")?,
+            total_stake: r.try_get("total_stake")?,
+            total_returned: r.try_get("total_returned")?,
+            total_refunded: r.try_get("total_refunded")?,
+            dealt: r.try_get("dealt")?,
+            player_total: r.try_get("player_total")?,
+            banker_total: r.try_get("banker_total")?,
+            void_reason: r.try_get("void_reason")?,
+        }
+    }};
+}
+
+/// Reads a row of [`COLUMNS`] into a [`StoredRound`].
 macro_rules! stored_round {
     ($row:expr) => {{
         let r = $row;
         let chain_seq: i64 = r.try_get("chain_seq")?;
         StoredRound {
-            row: RoundRow {
-                round_id: r.try_get("round_id")?,
-                table_id: r.try_get("table_id")?,
-                shoe_id: r.try_get("shoe_id")?,
-                shoe: r.try_get("shoe")?,
-                hand: r.try_get("hand")?,
-                croupier: r.try_get("croupier")?,
-                betting_opened_at: r.try_get("betting_opened_at")?,
-                betting_closed_at: r.try_get("betting_closed_at")?,
-                finished_at: r.try_get("finished_at")?,
-                day: r.try_get("day")?,
-                winner: r.try_get("winner")?,
-                natural: r.try_get("is_natural")?,
-                player_pair: r.try_get("player_pair")?,
-                banker_pair: r.try_get("banker_pair")?,
-                voided: r.try_get("voided")?,
-                corrections: r.try_get("corrections")?,
-                cards: r.try_get("cards")?,
-                bets: r.try_get("bets")?,
-                total_stake: r.try_get("total_stake")?,
-                total_returned: r.try_get("total_returned")?,
-                total_refunded: r.try_get("total_refunded")?,
-            },
+            row: round_row!(r),
             chain: ChainFields {
                 chain_seq: u64::try_from(chain_seq).unwrap_or(0),
                 prev_hash: r.try_get("prev_hash")?,
@@ -69,7 +95,7 @@ macro_rules! stored_round {
                 signature: r.try_get("signature")?,
                 key_id: r.try_get("key_id")?,
             },
-            table_record: r.try_get("table_record")?,
+            packed_record: r.try_get("table_record")?,
         }
     }};
 }
@@ -79,11 +105,19 @@ macro_rules! stored_round {
 pub struct RoundFilterSql {
     conditions: Vec<String>,
     params: Vec<Param>,
+    /// A condition is on a column of `rounds` other than the chain's (table, seq).
+    beyond_chain: bool,
 }
 
 impl RoundFilterSql {
     /// Adds `column op $n` with `value`.
     fn push(&mut self, template: &str, value: Param) {
+        self.beyond_chain = true;
+        self.push_chain(template, value);
+    }
+
+    /// [`Self::push`] of a condition on `table_id` or `chain_seq` only.
+    fn push_chain(&mut self, template: &str, value: Param) {
         self.params.push(value);
         let n = self.params.len();
         self.conditions
@@ -91,7 +125,7 @@ impl RoundFilterSql {
     }
 
     pub fn table(&mut self, table_id: &str) {
-        self.push("table_id = $?", Param::Text(table_id.to_owned()));
+        self.push_chain("table_id = $?", Param::Text(table_id.to_owned()));
     }
     pub fn shoe(&mut self, shoe_id: &str) {
         self.push("shoe_id = $?", Param::Text(shoe_id.to_owned()));
@@ -166,14 +200,15 @@ impl RoundFilterSql {
     }
 }
 
-/// What Export needs of a round.
+/// What Export writes for a round, and where the round is in its chain.
 #[derive(Clone, Debug)]
 pub struct ExportRow {
-    pub round_id: String,
     pub table_id: String,
     pub chain_seq: i64,
-    pub hash: String,
-    pub table_record: Vec<u8>,
+    /// Its JSON line, or its CSV rows, packed ([`crate::packed`]).
+    pub text: Vec<u8>,
+    /// Records in `text`: 1 JSON line, or a CSV row per bet.
+    pub records: u64,
 }
 
 /// `finished_at|round_id` of the last round of a page.
@@ -265,20 +300,34 @@ impl Store {
         }))
     }
 
-    /// [`Store::rounds_in_chain_order`], only what Export needs of each round.
+    /// [`Store::rounds_in_chain_order`], only what Export writes for each round: its JSON
+    /// line, or its CSV rows when `csv`.
     pub async fn export_page(
         &self,
         filter: &RoundFilterSql,
         after: Option<(&str, i64)>,
+        csv: bool,
         limit: u32,
     ) -> Result<Vec<ExportRow>, ArchiveError> {
         let mut filter = filter.clone();
         if let Some((table, seq)) = after {
             filter.after_link(table, seq);
         }
+        let column = if csv { "csv" } else { "jsonl" };
+        // Filtered on the chain alone (every round, or a table's), the rendered rounds are
+        // read in their own key's order, with no round row.
+        let from = if filter.beyond_chain {
+            format!(
+                "SELECT table_id, chain_seq, bets,
+                    (SELECT {column} FROM round_exports e
+                     WHERE e.table_id = rounds.table_id AND e.chain_seq = rounds.chain_seq)
+                 FROM rounds"
+            )
+        } else {
+            format!("SELECT table_id, chain_seq, bets, {column} FROM round_exports")
+        };
         let sql = format!(
-            "SELECT round_id, table_id, chain_seq, hash, table_record FROM rounds {}
-             ORDER BY table_id, chain_seq LIMIT ${}",
+            "{from} {} ORDER BY table_id, chain_seq LIMIT ${}",
             filter.where_clause(),
             filter.next_param()
         );
@@ -289,15 +338,40 @@ impl Store {
                 .await?;
             let mut items = Vec::with_capacity(rows.len());
             for r in &rows {
+                let bets: i64 = r.try_get(2)?;
                 items.push(ExportRow {
-                    round_id: r.try_get(0)?,
-                    table_id: r.try_get(1)?,
-                    chain_seq: r.try_get(2)?,
-                    hash: r.try_get(3)?,
-                    table_record: r.try_get(4)?,
+                    table_id: r.try_get(0)?,
+                    chain_seq: r.try_get(1)?,
+                    text: r.try_get(3)?,
+                    records: if csv {
+                        u64::try_from(bets).unwrap_or(0)
+                    } else {
+                        1
+                    },
                 });
             }
             items
+        }))
+    }
+
+    /// What Export writes for a table's rounds with `chain_seq` in `(after, upto]`, in
+    /// chain order: `(chain_seq, round_id, jsonl, csv)`, packed.
+    pub async fn export_rows(
+        &self,
+        table_id: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, String, Vec<u8>, Vec<u8>)>, ArchiveError> {
+        Ok(on_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT chain_seq, round_id, jsonl, csv FROM round_exports
+                 WHERE table_id = $1 AND chain_seq > $2 AND chain_seq <= $3 ORDER BY chain_seq",
+            )
+            .bind(table_id)
+            .bind(after)
+            .bind(upto)
+            .fetch_all(pool)
+            .await?
         }))
     }
 

@@ -100,12 +100,18 @@ impl SealedRound {
 
     /// Recomputes the hash from `prev_hash` and `round` (for checks by receivers).
     pub fn compute_hash(prev_hash: &str, round: &FinishedRound) -> Result<String, String> {
-        let prev = unhex(prev_hash)?;
         let json = serde_json::to_vec(round)
             .map_err(|e| format!("round {}: cannot encode: {e}", round.round_id))?;
+        SealedRound::hash_encoded(prev_hash, &json)
+    }
+
+    /// The hash of a round already in its canonical encoding `json` (what
+    /// [`SealedRound::compute_hash`] hashes), without encoding it again.
+    pub fn hash_encoded(prev_hash: &str, json: &[u8]) -> Result<String, String> {
+        let prev = unhex(prev_hash)?;
         let mut digest = Sha256::new();
         digest.update(prev);
-        digest.update(&json);
+        digest.update(json);
         Ok(hex(&digest.finalize()))
     }
 }
