@@ -48,6 +48,13 @@ pub enum ArchiveError {
     Conversion(#[from] banco_wire::ConversionError),
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    /// A record of a batch failed its checks: the whole batch is refused.
+    #[error("records[{index}] (round `{round_id}`): {source}; nothing of the batch was stored")]
+    InBatch {
+        index: usize,
+        round_id: String,
+        source: Box<ArchiveError>,
+    },
 }
 
 impl ArchiveError {
@@ -62,6 +69,10 @@ impl ArchiveError {
 impl From<ArchiveError> for Status {
     fn from(error: ArchiveError) -> Status {
         let message = error.to_string();
+        let error = match error {
+            ArchiveError::InBatch { source, .. } => *source,
+            other => other,
+        };
         match error {
             ArchiveError::BadRecord { .. }
             | ArchiveError::HashMismatch { .. }
@@ -74,6 +85,7 @@ impl From<ArchiveError> for Status {
             ArchiveError::UnknownBackend(_) => Status::failed_precondition(message),
             ArchiveError::Corrupt(_) => Status::data_loss(message),
             ArchiveError::Database(_) => Status::unavailable(message),
+            ArchiveError::InBatch { .. } => Status::invalid_argument(message),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! (parsed, fields agree), its hash is right, and a trusted table key signed it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use banco_table::actor::SealedRound;
 use banco_wire::pb;
@@ -148,9 +149,19 @@ pub fn check_hash(sealed: &SealedRound, table_record: &[u8]) -> Result<(), Archi
 /// Every check of the record itself (fields, hash, signature), and the rows to store:
 /// what [`append`] does before the store's group commit. Pure CPU, no I/O.
 pub fn checked(keys: &TrustedKeys, record: &pb::RoundRecord) -> Result<OwnedRound, ArchiveError> {
+    checked_but_signature(record, Some(keys))
+}
+
+/// [`checked`], the signature checked only when `keys` are given.
+fn checked_but_signature(
+    record: &pb::RoundRecord,
+    keys: Option<&TrustedKeys>,
+) -> Result<OwnedRound, ArchiveError> {
     let sealed = sealed_from_pb(record)?;
     check_hash(&sealed, &record.table_record)?;
-    keys.check(&sealed)?;
+    if let Some(keys) = keys {
+        keys.check(&sealed)?;
+    }
     let chain_seq = i64::try_from(sealed.seq).map_err(|_| ArchiveError::BadRecord {
         field: "record.chain_seq".to_owned(),
         why: format!("{} is too large", sealed.seq),
@@ -180,4 +191,92 @@ pub async fn append(
     record: &pb::RoundRecord,
 ) -> Result<Appended, ArchiveError> {
     store.append_owned(checked(keys, record)?).await
+}
+
+/// Records one AppendBatch takes at most.
+pub const MAX_BATCH_RECORDS: usize = 1000;
+
+/// [`append`] of several records, in order, in one transaction: the checks of every
+/// record first, spread over the cores; any record failing them refuses the whole batch
+/// (its error names it) and nothing is stored. Then an answer for each, in order.
+pub async fn append_batch(
+    store: &Store,
+    keys: &Arc<TrustedKeys>,
+    records: Vec<pb::RoundRecord>,
+) -> Result<Vec<Appended>, ArchiveError> {
+    if records.len() > MAX_BATCH_RECORDS {
+        return Err(ArchiveError::BadRecord {
+            field: "records".to_owned(),
+            why: format!(
+                "{} records; a batch holds at most {MAX_BATCH_RECORDS}",
+                records.len()
+            ),
+        });
+    }
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    let per_worker = records.len().div_ceil(workers).max(1);
+    let records = Arc::new(records);
+    let mut checking = Vec::new();
+    for start in (0..records.len()).step_by(per_worker) {
+        let (keys, records) = (Arc::clone(keys), Arc::clone(&records));
+        checking.push(tokio::task::spawn_blocking(move || {
+            let part = start..(start + per_worker).min(records.len());
+            check_part(&keys, &records, part)
+        }));
+    }
+    let mut rounds = Vec::with_capacity(records.len());
+    for part in checking {
+        let part = part
+            .await
+            .map_err(|e| ArchiveError::Corrupt(format!("a check task failed: {e}")))??;
+        rounds.extend(part);
+    }
+    store.append_many(rounds).await
+}
+
+/// [`checked`] of `records[part]`, the signatures verified together (about twice as fast
+/// as one by one); when that fails, one by one, to name the first bad record.
+fn check_part(
+    keys: &TrustedKeys,
+    records: &[pb::RoundRecord],
+    part: std::ops::Range<usize>,
+) -> Result<Vec<OwnedRound>, ArchiveError> {
+    let in_batch = |index: usize| {
+        move |source: ArchiveError| ArchiveError::InBatch {
+            index,
+            round_id: records[index].round_id.clone(),
+            source: Box::new(source),
+        }
+    };
+    let one_by_one = || {
+        part.clone()
+            .map(|index| checked(keys, &records[index]).map_err(in_batch(index)))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let rounds = part
+        .clone()
+        .map(|index| checked_but_signature(&records[index], None).map_err(in_batch(index)))
+        .collect::<Result<Vec<_>, _>>()?;
+    if keys.is_empty() {
+        return Ok(rounds);
+    }
+    let mut messages = Vec::with_capacity(rounds.len());
+    let mut signatures = Vec::with_capacity(rounds.len());
+    let mut verifying = Vec::with_capacity(rounds.len());
+    for record in &records[part.clone()] {
+        let signature = <[u8; 64]>::try_from(record.signature.as_slice()).ok();
+        match (signature, keys.keys.get(&record.key_id)) {
+            (Some(signature), Some(key)) => {
+                messages.push(record.hash.as_slice());
+                signatures.push(ed25519_dalek::Signature::from_bytes(&signature));
+                verifying.push(*key);
+            }
+            // Unsigned, or an unknown key: the one-by-one checks name it.
+            _ => return one_by_one(),
+        }
+    }
+    match ed25519_dalek::verify_batch(&messages, &signatures, &verifying) {
+        Ok(()) => Ok(rounds),
+        Err(_) => one_by_one(),
+    }
 }

@@ -43,6 +43,9 @@ pub enum ServeError {
 }
 
 /// Serves ArchiveService with health and reflection on `listener` until `shutdown`.
+/// The largest request taken (an AppendBatch at most).
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
 pub async fn serve(
     listener: TcpListener,
     options: ServeOptions,
@@ -73,7 +76,9 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(
-            ArchiveServiceServer::new(server),
+            // An AppendBatch of 1,000 rounds of a busy table is larger than tonic's 4 MiB
+            // default.
+            ArchiveServiceServer::new(server).max_decoding_message_size(MAX_REQUEST_BYTES),
             guard,
         ))
         .serve_with_incoming_shutdown(

@@ -60,6 +60,62 @@ fn refusal(code: pb::RefusalCode, message: String) -> pb::Refusal {
     }
 }
 
+/// The ack of one record's append.
+fn ack_of(record: &pb::RoundRecord, appended: Appended) -> pb::AppendAck {
+    let round_id = record.round_id.clone();
+    match appended {
+        Appended::Stored { hash } => pb::AppendAck {
+            round_id,
+            hash: hex_to_bytes_lossy(&hash),
+            ..Default::default()
+        },
+        Appended::Duplicate { hash } => pb::AppendAck {
+            round_id,
+            hash: hex_to_bytes_lossy(&hash),
+            duplicate: true,
+            ..Default::default()
+        },
+        Appended::Conflict { stored_hash } => pb::AppendAck {
+            refusal: Some(pb::Refusal {
+                code: pb::RefusalCode::Conflict.into(),
+                message: format!(
+                    "round {round_id} is already stored with hash {stored_hash}; this record differs"
+                ),
+                field: "record.hash".to_owned(),
+            }),
+            round_id,
+            ..Default::default()
+        },
+        Appended::Gap {
+            last,
+            expected_prev_hash,
+            expected_seq,
+        } => {
+            let given = crate::hexbytes::to_hex(&record.prev_hash);
+            let message = match &last {
+                Some(l) => format!(
+                    "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the last stored round is {} (chain_seq {}) with hash {expected_prev_hash}: expected chain_seq {expected_seq}",
+                    record.table_id, record.chain_seq, l.round_id, l.chain_seq
+                ),
+                None => format!(
+                    "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the table has no stored round: expected chain_seq 1 from the genesis hash {expected_prev_hash}",
+                    record.table_id, record.chain_seq
+                ),
+            };
+            pb::AppendAck {
+                refusal: Some(refusal(pb::RefusalCode::ChainGap, message)),
+                gap: Some(pb::ChainGap {
+                    last_round_id: last.map(|l| l.round_id).unwrap_or_default(),
+                    expected_prev_hash: hex_to_bytes_lossy(&expected_prev_hash),
+                    given_prev_hash: record.prev_hash.clone(),
+                }),
+                round_id,
+                ..Default::default()
+            }
+        }
+    }
+}
+
 type ChunkStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -75,59 +131,36 @@ impl ArchiveService for ArchiveServer {
             .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
         // Concurrent appends are serialised (and group-committed) by the store.
         let appended = ingest::append(&self.store, &self.keys, &record).await?;
-        let round_id = record.round_id.clone();
-        let ack = match appended {
-            Appended::Stored { hash } => pb::AppendAck {
-                round_id,
-                hash: hex_to_bytes_lossy(&hash),
+        Ok(Response::new(ack_of(&record, appended)))
+    }
+
+    async fn append_batch(
+        &self,
+        request: Request<pb::AppendBatchRequest>,
+    ) -> Result<Response<pb::AppendBatchResponse>, Status> {
+        require(&request, Role::Service)?;
+        let records = request.into_inner().records;
+        if records.is_empty() {
+            return Err(Status::invalid_argument("`records` is empty"));
+        }
+        // What the acks need of each record (not its bytes).
+        let heads: Vec<pb::RoundRecord> = records
+            .iter()
+            .map(|r| pb::RoundRecord {
+                round_id: r.round_id.clone(),
+                table_id: r.table_id.clone(),
+                chain_seq: r.chain_seq,
+                prev_hash: r.prev_hash.clone(),
                 ..Default::default()
-            },
-            Appended::Duplicate { hash } => pb::AppendAck {
-                round_id,
-                hash: hex_to_bytes_lossy(&hash),
-                duplicate: true,
-                ..Default::default()
-            },
-            Appended::Conflict { stored_hash } => pb::AppendAck {
-                refusal: Some(pb::Refusal {
-                    code: pb::RefusalCode::Conflict.into(),
-                    message: format!(
-                        "round {round_id} is already stored with hash {stored_hash}; this record differs"
-                    ),
-                    field: "record.hash".to_owned(),
-                }),
-                round_id,
-                ..Default::default()
-            },
-            Appended::Gap {
-                last,
-                expected_prev_hash,
-                expected_seq,
-            } => {
-                let given = crate::hexbytes::to_hex(&record.prev_hash);
-                let message = match &last {
-                    Some(l) => format!(
-                        "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the last stored round is {} (chain_seq {}) with hash {expected_prev_hash}: expected chain_seq {expected_seq}",
-                        record.table_id, record.chain_seq, l.round_id, l.chain_seq
-                    ),
-                    None => format!(
-                        "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the table has no stored round: expected chain_seq 1 from the genesis hash {expected_prev_hash}",
-                        record.table_id, record.chain_seq
-                    ),
-                };
-                pb::AppendAck {
-                    refusal: Some(refusal(pb::RefusalCode::ChainGap, message)),
-                    gap: Some(pb::ChainGap {
-                        last_round_id: last.map(|l| l.round_id).unwrap_or_default(),
-                        expected_prev_hash: hex_to_bytes_lossy(&expected_prev_hash),
-                        given_prev_hash: record.prev_hash.clone(),
-                    }),
-                    round_id,
-                    ..Default::default()
-                }
-            }
-        };
-        Ok(Response::new(ack))
+            })
+            .collect();
+        let appended = ingest::append_batch(&self.store, &self.keys, records).await?;
+        let acks = heads
+            .iter()
+            .zip(appended)
+            .map(|(record, appended)| ack_of(record, appended))
+            .collect();
+        Ok(Response::new(pb::AppendBatchResponse { acks }))
     }
 
     async fn list_rounds(

@@ -805,7 +805,76 @@ async fn verify_finds_a_forged_export(db: TestDb) {
     assert!(bad.problem.contains("not stored"), "{}", bad.problem);
 }
 
+/// AppendBatch: one bad signature refuses the whole batch and stores nothing; otherwise
+/// each record gets its own answer, in order, and a table's records after a gap are gaps.
+async fn append_batch_checks_all_then_answers_each(db: TestDb) {
+    use std::sync::Arc;
+    let store = open(&db).await;
+    let keys = Arc::new(trusted());
+    let sealed = seal(&play("T01", 40, 1_700_000_000_000));
+    let records: Vec<pb::RoundRecord> = sealed.iter().map(record).collect();
+
+    let mut forged = records[..30].to_vec();
+    forged[17].signature[3] ^= 1;
+    let e = banco_archive::ingest::append_batch(&store, &keys, forged)
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("records[17]") && text.contains(&records[17].round_id),
+        "{text}"
+    );
+    assert!(matches!(
+        tonic::Status::from(e).code(),
+        tonic::Code::PermissionDenied
+    ));
+    assert!(
+        matches!(
+            query::get_round(&store, &records[0].round_id).await,
+            Err(ArchiveError::NotFound(_))
+        ),
+        "nothing of the refused batch was stored"
+    );
+
+    // 0..10 stored; then a batch of 5..15 (5 duplicates, 5 new), then one that skips 20.
+    let answers = banco_archive::ingest::append_batch(&store, &keys, records[..10].to_vec())
+        .await
+        .unwrap();
+    assert!(answers.iter().all(|a| matches!(a, Appended::Stored { .. })));
+    let answers = banco_archive::ingest::append_batch(&store, &keys, records[5..15].to_vec())
+        .await
+        .unwrap();
+    assert!(
+        answers[..5]
+            .iter()
+            .all(|a| matches!(a, Appended::Duplicate { .. }))
+    );
+    assert!(
+        answers[5..]
+            .iter()
+            .all(|a| matches!(a, Appended::Stored { .. }))
+    );
+    let mut skipping = records[15..20].to_vec();
+    skipping.extend_from_slice(&records[21..25]);
+    let answers = banco_archive::ingest::append_batch(&store, &keys, skipping)
+        .await
+        .unwrap();
+    assert!(
+        answers[..5]
+            .iter()
+            .all(|a| matches!(a, Appended::Stored { .. }))
+    );
+    assert!(
+        answers[5..]
+            .iter()
+            .all(|a| matches!(a, Appended::Gap { .. }))
+    );
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    assert!(v.ok && v.records_checked == 20, "{v:?}");
+}
+
 both_backends!(
+    append_batch_checks_all_then_answers_each,
     verify_finds_a_forged_export,
     migrations_carry_stored_rounds_over,
     append_and_every_refusal,

@@ -1,5 +1,5 @@
-//! The table's outbox delivering to the archive service (ArchiveService.Append), the
-//! table's own hash chain and signature carried as they are.
+//! The table's outbox delivering to the archive service (ArchiveService.Append, or
+//! AppendBatch for a backlog), the table's own hash chain and signature carried as they are.
 //!
 //! The outbox calls this in round order and retries a failure until it succeeds, so the
 //! archive never misses a round: a refusal for a gap or a conflict is logged (it needs an
@@ -99,7 +99,62 @@ fn unhex(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
+/// An AppendBatch is kept under this many bytes of records (the archive takes 32 MiB).
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Why the archive refused a round, for the log and the outbox's retry.
+fn refused(round_id: &str, refusal: &pb::Refusal, gap: Option<&pb::ChainGap>) -> SinkError {
+    let gap = gap.map(|g| {
+        format!(
+            "; the archive's last round of the table is {}",
+            g.last_round_id
+        )
+    });
+    let why = format!(
+        "round {round_id} refused: {}{}",
+        refusal.message,
+        gap.unwrap_or_default()
+    );
+    tracing::error!(round = %round_id, %why, "the archive refused a round; retrying");
+    SinkError(why)
+}
+
 impl ArchiveSink for ArchiveClient {
+    fn append_many<'a>(
+        &'a self,
+        rounds: &'a [SealedRound],
+    ) -> BoxFuture<'a, Result<usize, SinkError>> {
+        Box::pin(async move {
+            let mut records = Vec::new();
+            let mut bytes = 0;
+            for round in rounds {
+                let record = round_record(round).map_err(SinkError)?;
+                bytes += record.table_record.len();
+                if !records.is_empty() && bytes > BATCH_BYTES {
+                    break;
+                }
+                records.push(record);
+            }
+            let acks = self
+                .client
+                .clone()
+                .append_batch(pb::AppendBatchRequest { records })
+                .await
+                .map_err(|s| SinkError(format!("{:?}: {}", s.code(), s.message())))?
+                .into_inner()
+                .acks;
+            let taken = acks.iter().take_while(|a| a.refusal.is_none()).count();
+            match acks.get(taken) {
+                Some(ack) if taken == 0 => Err(refused(
+                    &ack.round_id,
+                    ack.refusal.as_ref().unwrap_or(&pb::Refusal::default()),
+                    ack.gap.as_ref(),
+                )),
+                _ => Ok(taken),
+            }
+        })
+    }
+
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
         Box::pin(async move {
             let record = round_record(round).map_err(SinkError)?;
@@ -114,22 +169,11 @@ impl ArchiveSink for ArchiveClient {
                 .into_inner();
             match ack.refusal {
                 None => Ok(()),
-                Some(refusal) => {
-                    let gap = ack.gap.map(|g| {
-                        format!(
-                            "; the archive's last round of the table is {}",
-                            g.last_round_id
-                        )
-                    });
-                    let why = format!(
-                        "round {} refused: {}{}",
-                        round.round.round_id,
-                        refusal.message,
-                        gap.unwrap_or_default()
-                    );
-                    tracing::error!(round = %round.round.round_id, %why, "the archive refused a round; retrying");
-                    Err(SinkError(why))
-                }
+                Some(refusal) => Err(refused(
+                    &round.round.round_id.to_string(),
+                    &refusal,
+                    ack.gap.as_ref(),
+                )),
             }
         })
     }

@@ -305,6 +305,21 @@ impl Store {
     /// (one transaction with the rounds that arrive while the previous one commits);
     /// answers once that transaction has committed.
     pub async fn append_owned(&self, round: OwnedRound) -> Result<Appended, ArchiveError> {
-        self.commits.submit(round).await
+        let mut answers = self.commits.submit(vec![round]).await?;
+        answers
+            .pop()
+            .ok_or_else(|| ArchiveError::Corrupt("the append gave no answer".to_owned()))
+    }
+
+    /// [`Store::append_owned`] of several rounds, in order, in one transaction: an answer
+    /// for each.
+    pub async fn append_many(
+        &self,
+        rounds: Vec<OwnedRound>,
+    ) -> Result<Vec<Appended>, ArchiveError> {
+        if rounds.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.commits.submit(rounds).await
     }
 }

@@ -1,14 +1,14 @@
 //! Group commit of appends, as the table's journal does it: one committer task per open
-//! store takes every round waiting in its queue (up to [`MAX_BATCH`]), checks each in
-//! arrival order and writes them all in ONE transaction ([`super::append::write_batch`]),
-//! then answers each caller. Rounds that arrive while a transaction commits wait for the
-//! next one, so under load a single fsync serves many rounds; alone, a round is committed
-//! at once. A table's outbox sends one round at a time and waits for its answer, so a
-//! table's rounds reach the queue in chain order.
+//! store takes every request waiting in its queue (up to [`MAX_REQUESTS`], each of one
+//! round or of a batch), checks each round in arrival order and writes them all in ONE
+//! transaction ([`super::append::write_batch`]), then answers each caller. Requests that
+//! arrive while a transaction commits wait for the next one, so under load a single fsync
+//! serves many rounds; alone, a request is committed at once. A table's outbox waits for
+//! each answer before it sends more, so a table's rounds reach the queue in chain order.
 //!
 //! A refused round (gap, conflict) or a duplicate changes nothing and does not affect the
-//! others of its batch: they are decided before anything is inserted. If the database
-//! fails the batch, nothing of it was committed, and each round is tried again in a
+//! others: they are decided before anything is inserted. If the database fails the
+//! transaction, nothing of it was committed, and each request is tried again in a
 //! transaction of its own so that each caller gets its own answer.
 
 use tokio::sync::{mpsc, oneshot};
@@ -18,15 +18,19 @@ use super::append::{Appended, OwnedRound, write_batch};
 use super::known::Known;
 use crate::error::ArchiveError;
 
-/// Rounds written in one transaction at most.
-pub(crate) const MAX_BATCH: usize = 2000;
+/// Requests taken into one transaction at most (each of one round, or of a batch).
+pub(crate) const MAX_REQUESTS: usize = 256;
 
-type Reply = oneshot::Sender<Result<Appended, ArchiveError>>;
+/// One caller's rounds, and where its answers go (one per round, in order).
+type Request = (
+    Vec<OwnedRound>,
+    oneshot::Sender<Result<Vec<Appended>, ArchiveError>>,
+);
 
 /// The queue of a store's committer.
 #[derive(Debug)]
 pub(crate) struct GroupCommit {
-    queue: mpsc::UnboundedSender<(OwnedRound, Reply)>,
+    queue: mpsc::UnboundedSender<Request>,
 }
 
 impl GroupCommit {
@@ -38,59 +42,56 @@ impl GroupCommit {
         GroupCommit { queue }
     }
 
-    /// Queues `round` and waits for the commit of its batch.
-    pub(crate) async fn submit(&self, round: OwnedRound) -> Result<Appended, ArchiveError> {
+    /// Queues `rounds` (in order) and waits for the commit of their transaction.
+    pub(crate) async fn submit(
+        &self,
+        rounds: Vec<OwnedRound>,
+    ) -> Result<Vec<Appended>, ArchiveError> {
         // The committer stops only with the runtime or the pool: the store is closed.
         let stopped = || ArchiveError::Database(sqlx::Error::PoolClosed);
         let (reply, answer) = oneshot::channel();
-        self.queue.send((round, reply)).map_err(|_| stopped())?;
+        self.queue.send((rounds, reply)).map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 }
 
-async fn run(db: Db, mut rx: mpsc::UnboundedReceiver<(OwnedRound, Reply)>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+async fn run(db: Db, mut rx: mpsc::UnboundedReceiver<Request>) {
+    let mut requests = Vec::with_capacity(MAX_REQUESTS);
     let mut known = Known::default();
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit(&db, &mut known, std::mem::take(&mut batch)).await;
+    while rx.recv_many(&mut requests, MAX_REQUESTS).await > 0 {
+        commit(&db, &mut known, std::mem::take(&mut requests)).await;
     }
 }
 
-async fn commit(db: &Db, known: &mut Known, batch: Vec<(OwnedRound, Reply)>) {
-    let rounds: Vec<&OwnedRound> = batch.iter().map(|(r, _)| r).collect();
+/// Writes every request's rounds in one transaction. If that fails, nothing of it was
+/// committed, and each request is tried again in a transaction of its own, so that each
+/// caller gets its own answer.
+async fn commit(db: &Db, known: &mut Known, requests: Vec<Request>) {
+    let rounds: Vec<&OwnedRound> = requests.iter().flat_map(|(r, _)| r).collect();
     let written = write_batch(db, known, &rounds).await;
-    if written.is_err() {
-        known.forget();
-    }
+    drop(rounds);
     match written {
-        Ok(answers) => {
-            drop(rounds);
-            for ((_, reply), answer) in batch.into_iter().zip(answers) {
-                let _ = reply.send(Ok(answer));
+        Ok(mut answers) => {
+            for (rounds, reply) in requests.into_iter().rev() {
+                let mine = answers.split_off(answers.len() - rounds.len());
+                let _ = reply.send(Ok(mine));
             }
         }
-        Err(e) if batch.len() == 1 => {
-            drop(rounds);
-            if let Some((_, reply)) = batch.into_iter().next() {
-                let _ = reply.send(Err(e));
+        Err(e) => {
+            known.forget();
+            if requests.len() == 1 {
+                if let Some((_, reply)) = requests.into_iter().next() {
+                    let _ = reply.send(Err(e));
+                }
+                return;
             }
-        }
-        Err(_) => {
-            drop(rounds);
-            for (round, reply) in batch {
-                let written = write_batch(db, known, &[&round]).await;
+            for (rounds, reply) in requests {
+                let refs: Vec<&OwnedRound> = rounds.iter().collect();
+                let written = write_batch(db, known, &refs).await;
                 if written.is_err() {
                     known.forget();
                 }
-                let answer = written.and_then(|mut a| {
-                    a.pop().ok_or_else(|| {
-                        ArchiveError::Corrupt(format!(
-                            "round {}: the append gave no answer",
-                            round.row.round_id
-                        ))
-                    })
-                });
-                let _ = reply.send(answer);
+                let _ = reply.send(written);
             }
         }
     }

@@ -26,7 +26,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::mpsc;
 
-use super::common::{TempDir, percentiles};
+use super::common::{TempDir, cpu_of, percentiles};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ArchiveArgs {
@@ -43,6 +43,10 @@ pub(crate) struct ArchiveArgs {
     /// Players betting at each table each round.
     #[arg(long, default_value_t = 7)]
     players: usize,
+    /// Rounds each table sends per call: 1 is a table keeping up (Append, one round at a
+    /// time); more is an outbox catching up (AppendBatch), as after an archive outage.
+    #[arg(long, default_value_t = 200)]
+    batch: usize,
 }
 
 const CROUPIER: &str = "croupier-1";
@@ -457,6 +461,12 @@ pub(crate) async fn run(args: &ArchiveArgs) -> anyhow::Result<()> {
         args.tables
     );
     ensure!(args.players >= 1, "--players must be at least 1");
+    ensure!(
+        (1..=banco_archive::ingest::MAX_BATCH_RECORDS).contains(&args.batch),
+        "--batch must be 1 to {}, not {}",
+        banco_archive::ingest::MAX_BATCH_RECORDS,
+        args.batch
+    );
     let key = banco_auth::keys::generate_signing_key().context("table signing key")?;
     let keys = TrustedKeys::new([key.verifying_key()]);
     let signer = Arc::new(TableSigner::new(key));
@@ -525,16 +535,27 @@ async fn measure(
             .with_context(|| format!("check {}", record.round_id))?;
     }
     let took = start.elapsed();
+    let unsigned = TrustedKeys::default();
+    let start = Instant::now();
+    for record in &sample {
+        banco_archive::ingest::checked(&unsigned, record)
+            .with_context(|| format!("check {}", record.round_id))?;
+    }
+    let without_signatures = start.elapsed();
+    let each = |d: Duration| d.as_secs_f64() * 1e6 / sample.len() as f64;
     println!(
-        "checks  {} records on one core in {:.0} ms: {:.0} µs each, {:.0} rounds/s (parse, canonical encoding, SHA-256, ed25519)",
+        "checks  {} records on one core in {:.0} ms: {:.0} µs each ({:.0} µs of them ed25519), {:.0} rounds/s (parse, canonical encoding, SHA-256, signature, rows, export lines, LZ4)",
         sample.len(),
         ms(took),
-        took.as_secs_f64() * 1e6 / sample.len() as f64,
+        each(took),
+        each(took.saturating_sub(without_signatures)),
         sample.len() as f64 / took.as_secs_f64()
     );
 
-    // Ingest: every table's outbox at once, one round at a time.
+    // Ingest: every table's outbox at once, each `--batch` rounds per call.
     let keys = Arc::new(keys.clone());
+    let batch = args.batch;
+    let cpu_before = cpu_of(None)?;
     let start = Instant::now();
     let mut senders = Vec::new();
     for t in tables {
@@ -542,14 +563,28 @@ async fn measure(
         let keys = Arc::clone(&keys);
         senders.push(tokio::spawn(async move {
             let mut latencies = Vec::with_capacity(t.records.len());
-            for record in &t.records {
+            let mut records = t.records.into_iter().peekable();
+            while records.peek().is_some() {
+                let call: Vec<pb::RoundRecord> = records.by_ref().take(batch).collect();
+                let first = call[0].round_id.clone();
                 let sent = Instant::now();
-                let appended = banco_archive::ingest::append(&store, &keys, record)
-                    .await
-                    .with_context(|| format!("append {}", record.round_id))?;
+                let appended = if batch == 1 {
+                    vec![
+                        banco_archive::ingest::append(&store, &keys, &call[0])
+                            .await
+                            .with_context(|| format!("append {first}"))?,
+                    ]
+                } else {
+                    banco_archive::ingest::append_batch(&store, &keys, call)
+                        .await
+                        .with_context(|| format!("append the batch from {first}"))?
+                };
                 latencies.push(sent.elapsed());
-                if !matches!(appended, Appended::Stored { .. }) {
-                    bail!("append {}: {appended:?}, expected stored", record.round_id);
+                if let Some(wrong) = appended
+                    .iter()
+                    .find(|a| !matches!(a, Appended::Stored { .. }))
+                {
+                    bail!("append from {first}: {wrong:?}, expected stored");
                 }
             }
             Ok::<_, anyhow::Error>(latencies)
@@ -560,14 +595,28 @@ async fn measure(
         latencies.extend(s.await.context("a sender task failed")??);
     }
     let ingest = start.elapsed();
+    let cpu = cpu_of(None)?.saturating_sub(cpu_before);
     println!(
-        "ingest  {n} rounds in {:.2} s: {:.0} rounds/s (library: banco_archive::ingest::append, Append's code path and checks, no gRPC; group commit, one fsync per batch)",
+        "ingest  {n} rounds in {:.2} s: {:.0} rounds/s ({}; the service's code path and checks, no gRPC; group commit, one fsync per transaction)",
         ingest.as_secs_f64(),
-        n as f64 / ingest.as_secs_f64()
+        n as f64 / ingest.as_secs_f64(),
+        if batch == 1 {
+            "each table one round per call: ingest::append, as Append".to_owned()
+        } else {
+            format!("each table {batch} rounds per call: ingest::append_batch, as AppendBatch")
+        }
     );
     println!(
-        "ingest  latency of one append (us) {}",
+        "ingest  latency of one call (us) {}",
         percentiles(&mut latencies)
+    );
+    println!(
+        "ingest  CPU {:.1} s in all: {:.0} µs per round ({} cores here: {:.0} rounds/s if nothing else ran and the work spread over them)",
+        cpu.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / n as f64,
+        std::thread::available_parallelism().map_or(1, usize::from),
+        std::thread::available_parallelism().map_or(1, usize::from) as f64 * n as f64
+            / cpu.as_secs_f64()
     );
     let stored = count(&store, "SELECT CAST(COUNT(*) AS BIGINT) FROM rounds").await?;
     let stored_bets = count(&store, "SELECT CAST(COUNT(*) AS BIGINT) FROM bets").await?;

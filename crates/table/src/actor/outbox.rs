@@ -192,9 +192,33 @@ impl Chain {
 #[error("archive: {0}")]
 pub struct SinkError(pub String);
 
+/// Rounds the outbox sends at once at most when it is behind.
+pub(crate) const DELIVERY_BATCH: usize = 200;
+
 /// Where sealed rounds go (the archive's Append). Must be idempotent by round id.
 pub trait ArchiveSink: Send + Sync + 'static {
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>>;
+
+    /// Delivers `rounds` (in chain order, at least one) and answers how many of them,
+    /// from the first, were taken; an error when not even the first was. An outbox that
+    /// is behind sends its backlog this way. By default, one [`ArchiveSink::append`] after
+    /// another.
+    fn append_many<'a>(
+        &'a self,
+        rounds: &'a [SealedRound],
+    ) -> BoxFuture<'a, Result<usize, SinkError>> {
+        Box::pin(async move {
+            let mut taken = 0;
+            for round in rounds {
+                match self.append(round).await {
+                    Ok(()) => taken += 1,
+                    Err(e) if taken == 0 => return Err(e),
+                    Err(_) => break,
+                }
+            }
+            Ok(taken)
+        })
+    }
 }
 
 /// An [`ArchiveSink`] in memory, for tests: records every round it accepted, and can be
@@ -292,8 +316,9 @@ impl Watermark {
     }
 }
 
-/// The delivery task: sends `pending` then whatever arrives on `incoming`, each round
-/// until the sink takes it, in order, and records the watermark after each.
+/// The delivery task: sends `pending` then whatever arrives on `incoming`, in order,
+/// each round until the sink takes it (a backlog in batches of up to [`DELIVERY_BATCH`]),
+/// and records the watermark after each answer.
 pub(crate) async fn deliver(
     sink: Arc<dyn ArchiveSink>,
     watermark: PathBuf,
@@ -305,35 +330,43 @@ pub(crate) async fn deliver(
         while let Ok(round) = incoming.try_recv() {
             pending.push_back(round);
         }
-        let Some(next) = pending.front() else {
+        if pending.is_empty() {
             match incoming.recv().await {
                 Some(round) => pending.push_back(round),
                 None => return,
             }
             continue;
-        };
-        match sink.append(next).await {
-            Ok(()) => {
+        }
+        let n = pending.len().min(DELIVERY_BATCH);
+        let batch = &pending.make_contiguous()[..n];
+        match sink.append_many(batch).await {
+            Ok(taken) if taken > 0 => {
                 backoff = RETRY_FIRST;
+                let last = &batch[taken.min(batch.len()) - 1];
                 let mark = Watermark {
-                    delivered_seq: next.seq,
-                    hash: Some(next.hash.clone()),
+                    delivered_seq: last.seq,
+                    hash: Some(last.hash.clone()),
                 };
                 let path = watermark.clone();
                 let written = tokio::task::spawn_blocking(move || mark.write(&path)).await;
                 match written {
                     Ok(Ok(())) => {}
-                    // Not fatal: the round is sent again after a restart, which is safe.
+                    // Not fatal: the rounds are sent again after a restart, which is safe.
                     Ok(Err(e)) => tracing::warn!(error = %e, "outbox: watermark not written"),
                     Err(e) => tracing::warn!(error = %e, "outbox: watermark task failed"),
                 }
-                pending.pop_front();
+                pending.drain(..taken.min(pending.len()));
             }
-            Err(e) => {
+            answer => {
+                let error = match answer {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "the archive took none of the rounds sent".to_owned(),
+                };
+                let first = &batch[0];
                 tracing::warn!(
-                    round = %next.round.round_id,
-                    seq = next.seq,
-                    error = %e,
+                    round = %first.round.round_id,
+                    seq = first.seq,
+                    error = %error,
                     retry_in_ms = backoff.as_millis(),
                     "outbox: delivery failed, will retry"
                 );
