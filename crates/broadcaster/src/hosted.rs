@@ -13,6 +13,7 @@ use tonic::Status;
 
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
+use crate::video::VideoRelay;
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -25,6 +26,8 @@ pub struct HostedTable {
     console: Mutex<Console>,
     /// Started by [`crate::serve`] (it needs the runtime).
     hub: OnceLock<Hub>,
+    /// The table camera's live video.
+    video: Arc<VideoRelay>,
 }
 
 /// What the console shows that the table does not keep.
@@ -39,12 +42,14 @@ impl HostedTable {
     /// `config` must be the one the actor was spawned with; `shoe` is the shoe an
     /// OpenShoe without a config opens.
     pub fn new(handle: TableHandle, config: TableConfig, shoe: ShoeConfig) -> HostedTable {
+        let video = Arc::new(VideoRelay::new(handle.table_id()));
         HostedTable {
             handle,
             config,
             shoe,
             console: Mutex::new(Console::default()),
             hub: OnceLock::new(),
+            video,
         }
     }
 
@@ -77,6 +82,16 @@ impl HostedTable {
             let _ = self.hub.set(hub);
         }
         Ok(())
+    }
+
+    /// The table's video relay.
+    pub(crate) fn video(&self) -> &Arc<VideoRelay> {
+        &self.video
+    }
+
+    /// One checked unit from the table's camera: relayed to every viewer.
+    pub(crate) fn video_unit(&self, unit: &pb::VideoAccessUnit) {
+        self.video.relay(unit);
     }
 
     pub fn config(&self) -> &TableConfig {

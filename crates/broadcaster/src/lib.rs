@@ -26,7 +26,9 @@ mod outbox;
 mod player_service;
 mod serve;
 mod subscribe;
+mod table_routes;
 mod table_service;
+mod video;
 mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};

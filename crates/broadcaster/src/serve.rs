@@ -1,5 +1,5 @@
-//! Serving TableService and PlayerService, each behind its role, with gRPC health and
-//! reflection.
+//! Serving TableService, PlayerService and VideoIngest, each behind its role, with gRPC
+//! health and reflection.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use banco_auth::{
 use banco_wire::FILE_DESCRIPTOR_SET;
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use banco_wire::pb::table_service_server::TableServiceServer;
+use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
@@ -18,7 +19,9 @@ use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
 use crate::player_service::PlayerServer;
 use crate::subscribe::PlayerRoutes;
+use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
+use crate::video::VideoIngestServer;
 
 /// How to serve.
 #[derive(Debug)]
@@ -113,6 +116,9 @@ pub async fn serve(
     health
         .set_serving::<PlayerServiceServer<PlayerServer>>()
         .await;
+    health
+        .set_serving::<VideoIngestService<VideoIngestServer>>()
+        .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -120,8 +126,15 @@ pub async fn serve(
         table.start_hub(&options.currency, options.fanout).await?;
     }
     let croupiers = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Croupier]);
+    // The camera's publisher watches the table for its overlay, and may do nothing else.
+    let watchers = AuthInterceptor::new(
+        Arc::clone(&options.verifier),
+        &[Role::Croupier, Role::Service],
+    );
+    let services = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Service]);
     let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
-    let table_service = TableServer::new(Arc::clone(&tables));
+    let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
+    let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
     let player_service = Arc::new(PlayerServer::new(
         tables,
         options.welcome_credit,
@@ -131,16 +144,17 @@ pub async fn serve(
         %addr,
         tables = count,
         tls = options.tls.is_some(),
-        "broadcaster serving TableService and PlayerService"
+        "broadcaster serving TableService, PlayerService and VideoIngest"
     );
     let router = builder
         .add_service(health_service)
         .add_service(reflection)
+        .add_service(TableRoutes::new(table_service, croupiers, watchers))
+        .add_service(PlayerRoutes::new(player_service, players))
         .add_service(InterceptedService::new(
-            TableServiceServer::new(table_service),
-            croupiers,
-        ))
-        .add_service(PlayerRoutes::new(player_service, players));
+            VideoIngestService::new(video_ingest),
+            services,
+        ));
     let threads = options.io_threads.max(1);
     if threads == 1
         && tokio::runtime::Handle::current().runtime_flavor()
