@@ -176,6 +176,11 @@ pub struct BroadcasterSetup {
     /// `--table-key FILE`: the signing key that signs every finished round (None:
     /// unsigned).
     pub table_key: Option<PathBuf>,
+    /// `--listen`: `127.0.0.1:0` (a fresh port), or the address a restarted broadcaster
+    /// must come back on (clients that reconnect by themselves expect it there).
+    pub listen: String,
+    /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
+    pub clips_dir: Option<PathBuf>,
 }
 
 impl BroadcasterSetup {
@@ -191,6 +196,8 @@ impl BroadcasterSetup {
             decks: 8,
             archive_url: None,
             table_key: None,
+            listen: "127.0.0.1:0".to_owned(),
+            clips_dir: None,
         }
     }
 
@@ -204,7 +211,7 @@ impl BroadcasterSetup {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),
             "--listen".into(),
-            "127.0.0.1:0".into(),
+            self.listen.clone().into(),
             "--table".into(),
             self.table.clone().into(),
             "--data-dir".into(),
@@ -225,6 +232,9 @@ impl BroadcasterSetup {
         }
         if let Some(key) = &self.table_key {
             args.extend(["--table-key".into(), key.into()]);
+        }
+        if let Some(dir) = &self.clips_dir {
+            args.extend(["--clips-dir".into(), dir.into()]);
         }
         Service::start("broadcaster", &args)
     }

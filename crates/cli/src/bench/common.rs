@@ -67,7 +67,7 @@ pub(super) async fn start_validator(
 
 /// The `q` quantile (0 < q ≤ 1) of sorted values, by the nearest-rank method; `None` when
 /// there are none.
-pub(super) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+pub(crate) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let n = sorted.len();
     if n == 0 {
         return None;

@@ -13,7 +13,7 @@
 
 mod archive;
 mod bets;
-mod common;
+pub(crate) mod common;
 mod fanout;
 mod nats;
 mod subscribers;
