@@ -11,7 +11,7 @@ mod history;
 mod lobby;
 pub(crate) mod render;
 mod round;
-mod video;
+pub(crate) mod video;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
