@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use banco_e2e::archive::Auditor;
 use banco_e2e::banco;
-use banco_e2e::procs::{BroadcasterSetup, Keys, Service, bearer, channel, start_validator};
+use banco_e2e::procs::{
+    BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
+};
 use banco_streaming::{Recorder, RecorderOptions, decode_mp4, has_element};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
@@ -537,4 +540,159 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --out FILE, --probe, or both"));
+}
+
+/// `banco croupier …` against `url`, which must succeed; its stdout.
+fn croupier(url: &str, token_file: &Path, args: &[&str]) -> String {
+    let out = banco()
+        .args(["croupier", "--server", url, "--token-file"])
+        .arg(token_file)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "banco croupier {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn sha256_hex(path: &Path) -> String {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(std::fs::read(path).unwrap());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
+    require_plugins!();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let db = dir.path().join("archive.db");
+    let archive = start_archive(
+        &keys,
+        &format!("sqlite://{}", db.display()),
+        "127.0.0.1:0",
+        None,
+    );
+    let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    setup.archive_url = Some(archive.url());
+    let broadcaster_clips = dir.path().join("broadcaster-clips");
+    setup.clips_dir = Some(broadcaster_clips.clone());
+    let broadcaster = setup.start();
+    let url = broadcaster.url();
+    let camera_token = dir.path().join("camera.token");
+    std::fs::write(&camera_token, keys.issue("service", "camera-T01", "1h")).unwrap();
+    let _camera = Camera(
+        banco()
+            .args(["stream", "--table", "T01", "--server", &url, "--token-file"])
+            .arg(&camera_token)
+            .args([
+                "--width",
+                "320",
+                "--height",
+                "240",
+                "--keyframe-interval",
+                "15",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let player = keys.issue("player", "viewer", "1h");
+    let mut viewer = PlayerServiceClient::with_interceptor(channel(&url).await, bearer(&player));
+    let mut units = viewer
+        .watch_video(pb::WatchVideoRequest {
+            table_id: "T01".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    next_unit(&mut units).await;
+
+    let croupier_token = dir.path().join("croupier.token");
+    std::fs::write(&croupier_token, keys.issue("croupier", "ada", "1h")).unwrap();
+    croupier(&url, &croupier_token, &["open-shoe"]);
+    croupier(&url, &croupier_token, &["burn", "2C"]);
+    let opened = croupier(&url, &croupier_token, &["open-betting"]);
+    let round = opened
+        .lines()
+        .find_map(|l| l.strip_prefix("round "))
+        .unwrap_or_else(|| panic!("no round in {opened}"))
+        .trim()
+        .to_owned();
+    croupier(&url, &croupier_token, &["close-betting"]);
+    // The croupier takes a moment before the first card, as at a real table.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for card in ["9S", "2H", "KD", "3C"] {
+        croupier(&url, &croupier_token, &["deal", card]);
+    }
+    croupier(&url, &croupier_token, &["confirm"]);
+
+    // The record reaches the archive with its clip.
+    let auditor = Auditor::new(&keys, &archive.url(), dir.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let listing = loop {
+        let out = auditor.run(&["round", &round]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && text.contains("\nclip ") {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "round {round} has no clip in the archive: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let clip_line = listing.lines().find(|l| l.starts_with("clip ")).unwrap();
+    let recorded_sha = clip_line.rsplit(' ').next().unwrap().to_owned();
+    assert!(
+        clip_line.starts_with(&format!("clip {round}.mp4 ")),
+        "{clip_line}"
+    );
+
+    // The broadcaster's own copy, the archive's, and what an auditor fetches: one file.
+    let local = broadcaster_clips.join(format!("{round}.mp4"));
+    assert_eq!(
+        sha256_hex(&local),
+        recorded_sha,
+        "the broadcaster's clip is the one recorded"
+    );
+    let fetched = dir.path().join("fetched.mp4");
+    let fetched_arg = fetched.to_string_lossy().into_owned();
+    let out = auditor.ok(&["video", &round, "--out", &fetched_arg]);
+    assert!(out.contains("matches the archive record"), "{out}");
+    assert_eq!(sha256_hex(&fetched), recorded_sha);
+    // Betting closed to the result plus the tail: well over a second of 30 fps video.
+    let frames = decode_mp4(&fetched).unwrap();
+    assert!(frames >= 45, "the clip decodes to {frames} frames");
+    println!("round {round}: clip of {frames} frames, sha256 {recorded_sha}");
+
+    // Edited in the archive's clip folder: GetClip refuses to serve it as the round's.
+    let archived = dir.path().join("clips").join(format!("{round}.mp4"));
+    assert_eq!(
+        sha256_hex(&archived),
+        recorded_sha,
+        "the archive holds the video itself"
+    );
+    let mut bytes = std::fs::read(&archived).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&archived, bytes).unwrap();
+    let out = auditor.run(&["video", &round, "--out", &fetched_arg]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("no longer matches its record"), "{stderr}");
+
+    // A round without a clip, and the player's reference client, say so.
+    let out = auditor.run(&["video", "T01-S0001-H999", "--out", &fetched_arg]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no round"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -14,6 +14,7 @@ use tonic::Status;
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
 use crate::video::VideoRelay;
+use crate::video::clips::{ClipStore, TableClips};
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -28,6 +29,8 @@ pub struct HostedTable {
     hub: OnceLock<Hub>,
     /// The table camera's live video.
     video: Arc<VideoRelay>,
+    /// Records a clip of every round, once started by [`crate::serve`] with a clip folder.
+    clips: OnceLock<Arc<TableClips>>,
 }
 
 /// What the console shows that the table does not keep.
@@ -50,6 +53,7 @@ impl HostedTable {
             console: Mutex::new(Console::default()),
             hub: OnceLock::new(),
             video,
+            clips: OnceLock::new(),
         }
     }
 
@@ -89,9 +93,24 @@ impl HostedTable {
         &self.video
     }
 
-    /// One checked unit from the table's camera: relayed to every viewer.
+    /// One checked unit from the table's camera: relayed to every viewer, and into the
+    /// round's clip while one is recorded.
     pub(crate) fn video_unit(&self, unit: &pb::VideoAccessUnit) {
         self.video.relay(unit);
+        if let Some(clips) = self.clips.get() {
+            clips.unit(unit);
+        }
+    }
+
+    /// Starts recording a clip of every round into `store` (once; later calls keep the
+    /// first).
+    pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
+        if self.clips.get().is_none() {
+            let clips = TableClips::new(Arc::clone(store));
+            if self.clips.set(Arc::clone(&clips)).is_ok() {
+                tokio::spawn(clips.run(self.handle.clone(), Arc::clone(&self.video)));
+            }
+        }
     }
 
     pub fn config(&self) -> &TableConfig {

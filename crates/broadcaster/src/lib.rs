@@ -11,6 +11,9 @@
 //!   `ClearBets`, `Rebet`, `GetBalance`, `LastResults`. The player is always the token's subject. The other
 //!   calls (subscription fan-out, seats, history, chat, video) answer UNIMPLEMENTED.
 //! - [`serve`]: both services with gRPC health and reflection, plaintext only on loopback.
+//! - **VideoIngest** (role `service`) and `WatchVideo`: the table camera's H.264 relayed
+//!   to every viewer with a GOP cache and a keyframe-skip drop policy; a clip of every
+//!   round ([`ClipStore`]) uploaded to the archive with the round's record.
 //! - [`OutboxFile`]: an archive sink that appends each finished round as one JSON line,
 //!   until the archive service exists.
 //!
@@ -40,3 +43,4 @@ pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
 pub use serve::{ServeError, ServeOptions, serve};
 pub use table_service::TableServer;
+pub use video::clips::{CLIP_TAIL, ClipFile, ClipStore, ClipStoreError, clip_name};

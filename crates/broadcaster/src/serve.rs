@@ -22,6 +22,7 @@ use crate::subscribe::PlayerRoutes;
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
+use crate::video::clips::ClipStore;
 
 /// How to serve.
 #[derive(Debug)]
@@ -44,6 +45,8 @@ pub struct ServeOptions {
     /// Threads that serve connections, each with its own single-threaded runtime (default:
     /// one per core). See `serve`.
     pub io_threads: usize,
+    /// Where a clip of every round is recorded (`None`: no clips).
+    pub clips: Option<Arc<ClipStore>>,
 }
 
 impl ServeOptions {
@@ -57,6 +60,7 @@ impl ServeOptions {
             tls: None,
             fanout: FanoutLimits::default(),
             io_threads: std::thread::available_parallelism().map_or(2, usize::from),
+            clips: None,
         }
     }
 }
@@ -124,6 +128,9 @@ pub async fn serve(
         .build_v1()?;
     for table in tables.all() {
         table.start_hub(&options.currency, options.fanout).await?;
+        if let Some(clips) = &options.clips {
+            table.start_clips(clips);
+        }
     }
     let croupiers = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Croupier]);
     // The camera's publisher watches the table for its overlay, and may do nothing else.

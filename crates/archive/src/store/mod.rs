@@ -14,12 +14,14 @@ use crate::error::ArchiveError;
 
 pub(crate) mod aggregate;
 mod append;
+mod clips;
 mod group;
 mod schema;
 mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
 pub use append::{Appended, LastLink, NewRound, OwnedRound};
+pub use clips::{ClipPut, ClipRow};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 
 /// The pool of either backend.

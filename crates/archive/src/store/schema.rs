@@ -89,6 +89,15 @@ const MIGRATIONS: &[&str] = &[
         returned BIGINT NOT NULL
     );
     CREATE INDEX stats_positions_scope ON stats_positions (scope, scope_key)",
+    // 3: each round's video clip: the file's name in the clip folder, its size and
+    // SHA-256 (hex). Beside the round, not in it: the table's signed record does not
+    // cover the clip.
+    "CREATE TABLE clips (
+        round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
+        path TEXT NOT NULL,
+        size_bytes BIGINT NOT NULL,
+        sha256 TEXT NOT NULL
+    )",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.

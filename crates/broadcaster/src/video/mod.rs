@@ -7,7 +7,9 @@
 //!   each unit, encoded to protobuf once for every viewer.
 //! - [`viewer`]: one viewer's stream: the GOP first, so the picture appears at once, then
 //!   live units; a viewer that falls behind skips to the next keyframe, alone.
+//! - [`clips`]: an MP4 of every round, betting closed to result, for the archive.
 
+pub(crate) mod clips;
 pub(crate) mod ingest;
 pub(crate) mod relay;
 mod viewer;

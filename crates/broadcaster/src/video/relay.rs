@@ -100,6 +100,15 @@ impl VideoRelay {
         let _ = self.sender.send(relayed);
     }
 
+    /// The GOP so far (from its keyframe), as units: a round's clip starts with it.
+    pub(crate) fn gop_units(&self) -> Vec<pb::VideoAccessUnit> {
+        let gop = self.gop();
+        gop.units
+            .iter()
+            .filter_map(|u| pb::VideoAccessUnit::decode(u.encoded.clone()).ok())
+            .collect()
+    }
+
     /// A new viewer's stream: the GOP so far, then the live units.
     pub(crate) fn watch(&self) -> VideoBytes {
         let gop = self.gop();
