@@ -95,10 +95,10 @@ impl EncoderConfig {
             return bad("table id: empty".to_owned());
         }
         // H.264 with 4:2:0 chroma needs even dimensions.
-        if !(16..=3840).contains(&self.width) || self.width % 2 != 0 {
+        if !(16..=3840).contains(&self.width) || !self.width.is_multiple_of(2) {
             return bad(format!("width {}: must be even, 16 to 3840", self.width));
         }
-        if !(16..=2160).contains(&self.height) || self.height % 2 != 0 {
+        if !(16..=2160).contains(&self.height) || !self.height.is_multiple_of(2) {
             return bad(format!("height {}: must be even, 16 to 2160", self.height));
         }
         if !(1..=120).contains(&self.fps) {

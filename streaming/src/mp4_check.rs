@@ -57,10 +57,11 @@ pub fn decode_mp4(path: &Path) -> Result<u64, StreamingError> {
                     .map(|s| s.name().starts_with("video/x-h264"))
             })
             .unwrap_or(false);
-        if is_video && !parse_sink.is_linked() {
-            if let Err(e) = pad.link(&parse_sink) {
-                tracing::warn!(error = ?e, "could not link the MP4's video track");
-            }
+        if is_video
+            && !parse_sink.is_linked()
+            && let Err(e) = pad.link(&parse_sink)
+        {
+            tracing::warn!(error = ?e, "could not link the MP4's video track");
         }
     });
     set_state(&pipeline.0, gst::State::Playing)?;

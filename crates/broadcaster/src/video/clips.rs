@@ -1,5 +1,6 @@
 //! A clip of every round: the table's video from betting closed to the result, as MP4
 //! named by the round id, for the archive (regulators require video of every game).
+//! A round gets no clip when no camera was publishing as its betting closed.
 //!
 //! [`TableClips`] watches the table's events. At BettingClosed it starts a recorder and
 //! seeds it with the relay's GOP cache, so the clip begins at a keyframe and decodes; every
@@ -261,6 +262,14 @@ impl TableClips {
         let previous = self.active().as_ref().map(|a| a.round_id.clone());
         if let Some(previous) = previous {
             self.finish(&previous).await;
+        }
+        // No camera, no clip (and no pipeline started for nothing at every round).
+        if !relay.publishing() {
+            self.store.set(
+                round_id,
+                ClipState::Missing("no video was published when betting closed".to_owned()),
+            );
+            return;
         }
         let part = self.store.dir.join(format!(".{round_id}.mp4.part"));
         let recorder = match Recorder::start(&RecorderOptions {

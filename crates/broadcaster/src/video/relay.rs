@@ -100,6 +100,11 @@ impl VideoRelay {
         let _ = self.sender.send(relayed);
     }
 
+    /// Whether a publisher is sending the table's video now.
+    pub(crate) fn publishing(&self) -> bool {
+        self.gop().publishing
+    }
+
     /// The GOP so far (from its keyframe), as units: a round's clip starts with it.
     pub(crate) fn gop_units(&self) -> Vec<pb::VideoAccessUnit> {
         let gop = self.gop();
