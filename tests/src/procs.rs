@@ -284,3 +284,21 @@ pub async fn channel(url: &str) -> Channel {
 pub fn bearer(token: &str) -> BearerToken {
     BearerToken::new(token).unwrap_or_else(|e| panic!("token: {e}"))
 }
+
+/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
+/// stdout.
+pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
+    let out = banco()
+        .args(["croupier", "--server", url, "--token-file"])
+        .arg(token_file)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("banco croupier: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "banco croupier {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use banco_e2e::archive::Auditor;
 use banco_e2e::banco;
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
+    BroadcasterSetup, Keys, Service, bearer, channel, croupier_cli, start_archive, start_validator,
 };
 use banco_streaming::{Recorder, RecorderOptions, decode_mp4, has_element};
 use banco_wire::pb;
@@ -542,23 +542,6 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --out FILE, --probe, or both"));
 }
 
-/// `banco croupier …` against `url`, which must succeed; its stdout.
-fn croupier(url: &str, token_file: &Path, args: &[&str]) -> String {
-    let out = banco()
-        .args(["croupier", "--server", url, "--token-file"])
-        .arg(token_file)
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "banco croupier {args:?}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
 fn sha256_hex(path: &Path) -> String {
     use sha2::{Digest as _, Sha256};
     let digest = Sha256::digest(std::fs::read(path).unwrap());
@@ -615,22 +598,22 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
 
     let croupier_token = dir.path().join("croupier.token");
     std::fs::write(&croupier_token, keys.issue("croupier", "ada", "1h")).unwrap();
-    croupier(&url, &croupier_token, &["open-shoe"]);
-    croupier(&url, &croupier_token, &["burn", "2C"]);
-    let opened = croupier(&url, &croupier_token, &["open-betting"]);
+    croupier_cli(&url, &croupier_token, &["open-shoe"]);
+    croupier_cli(&url, &croupier_token, &["burn", "2C"]);
+    let opened = croupier_cli(&url, &croupier_token, &["open-betting"]);
     let round = opened
         .lines()
         .find_map(|l| l.strip_prefix("round "))
         .unwrap_or_else(|| panic!("no round in {opened}"))
         .trim()
         .to_owned();
-    croupier(&url, &croupier_token, &["close-betting"]);
+    croupier_cli(&url, &croupier_token, &["close-betting"]);
     // The croupier takes a moment before the first card, as at a real table.
     tokio::time::sleep(Duration::from_secs(1)).await;
     for card in ["9S", "2H", "KD", "3C"] {
-        croupier(&url, &croupier_token, &["deal", card]);
+        croupier_cli(&url, &croupier_token, &["deal", card]);
     }
-    croupier(&url, &croupier_token, &["confirm"]);
+    croupier_cli(&url, &croupier_token, &["confirm"]);
 
     // The record reaches the archive with its clip.
     let auditor = Auditor::new(&keys, &archive.url(), dir.path());

@@ -27,6 +27,7 @@ mod hosted;
 mod hub;
 mod outbox;
 mod player_service;
+mod routing;
 mod serve;
 mod subscribe;
 mod table_routes;

@@ -295,15 +295,16 @@ async fn roles_and_tokens_are_checked() {
         .unwrap();
     assert_eq!(unknown.code(), Code::NotFound);
     // A player cannot mute anyone: MutePlayer is the croupier's.
+    let mute_bob = || pb::MutePlayerRequest {
+        table_id: t01(),
+        command_id: id(),
+        player_id: "bob".to_owned(),
+        minutes: 5,
+        reason: "spam".to_owned(),
+    };
     let denied =
         TableServiceClient::with_interceptor(h.channel.clone(), h.token("pia", Role::Player))
-            .mute_player(pb::MutePlayerRequest {
-                table_id: t01(),
-                command_id: id(),
-                player_id: "bob".to_owned(),
-                minutes: 5,
-                reason: "spam".to_owned(),
-            })
+            .mute_player(mute_bob())
             .await
             .unwrap_err();
     assert_eq!(denied.code(), Code::PermissionDenied);
@@ -325,16 +326,7 @@ async fn roles_and_tokens_are_checked() {
         .watch_table(pb::WatchTableRequest { table_id: t01() })
         .await
         .unwrap();
-    let denied = camera
-        .mute_player(pb::MutePlayerRequest {
-            table_id: t01(),
-            command_id: id(),
-            player_id: "bob".to_owned(),
-            minutes: 5,
-            reason: "spam".to_owned(),
-        })
-        .await
-        .unwrap_err();
+    let denied = camera.mute_player(mute_bob()).await.unwrap_err();
     assert_eq!(denied.code(), Code::PermissionDenied);
     h.stop().await;
 }

@@ -34,21 +34,8 @@ pub(crate) struct StreamArgs {
     /// A V4L2 camera, e.g. /dev/video0 (default: a moving test pattern).
     #[arg(long, value_name = "DEVICE")]
     camera: Option<PathBuf>,
-    #[arg(long, default_value_t = 1280)]
-    width: u32,
-    #[arg(long, default_value_t = 720)]
-    height: u32,
-    #[arg(long, default_value_t = 30)]
-    fps: u32,
-    #[arg(long, default_value_t = 2_500)]
-    bitrate_kbps: u32,
-    /// Frames from one keyframe to the next: how long a new viewer may wait for a picture
-    /// (the broadcaster's cache makes it appear at once) and how far a lagging one skips.
-    #[arg(long, default_value_t = 30, value_name = "FRAMES")]
-    keyframe_interval: u32,
-    /// x264 (`x264enc tune=zerolatency`), openh264, or auto (x264 when installed).
-    #[arg(long, default_value = "auto")]
-    encoder: String,
+    #[command(flatten)]
+    encode: EncodeArgs,
     /// Do not watch the table: the picture carries no round overlay.
     #[arg(long)]
     no_overlay: bool,
@@ -58,13 +45,29 @@ pub(crate) struct StreamArgs {
     frames: Option<u64>,
 }
 
-impl StreamArgs {
-    fn config(&self) -> anyhow::Result<EncoderConfig> {
-        let mut config = EncoderConfig::new(&self.table);
-        config.source = match &self.camera {
-            Some(device) => VideoSource::Camera(device.clone()),
-            None => VideoSource::TestPattern,
-        };
+/// How the picture is encoded (`banco stream`'s flags, which `banco bench video` passes on).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EncodeArgs {
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    #[arg(long, default_value_t = 30)]
+    pub(crate) fps: u32,
+    #[arg(long, default_value_t = 2_500)]
+    bitrate_kbps: u32,
+    /// Frames from one keyframe to the next: how long a new viewer may wait for a picture
+    /// (the broadcaster's cache makes it appear at once) and how far a lagging one skips.
+    #[arg(long, default_value_t = 30, value_name = "FRAMES")]
+    keyframe_interval: u32,
+    /// x264 (`x264enc tune=zerolatency`), openh264, or auto (x264 when installed).
+    #[arg(long, default_value = "auto")]
+    encoder: String,
+}
+
+impl EncodeArgs {
+    /// `config` with these settings, checked.
+    pub(crate) fn apply(&self, mut config: EncoderConfig) -> anyhow::Result<EncoderConfig> {
         config.width = self.width;
         config.height = self.height;
         config.fps = self.fps;
@@ -73,6 +76,40 @@ impl StreamArgs {
         config.encoder = self.encoder.parse()?;
         config.check()?;
         Ok(config)
+    }
+
+    /// The same settings as `banco stream` flags.
+    pub(crate) fn flags(&self) -> Vec<String> {
+        [
+            ("--width", self.width.to_string()),
+            ("--height", self.height.to_string()),
+            ("--fps", self.fps.to_string()),
+            ("--bitrate-kbps", self.bitrate_kbps.to_string()),
+            ("--keyframe-interval", self.keyframe_interval.to_string()),
+            ("--encoder", self.encoder.clone()),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_owned(), value])
+        .collect()
+    }
+
+    /// One line for a report: `1280x720 at 30 fps, 2500 kbit/s, keyframe every 30 frames`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{}x{} at {} fps, {} kbit/s, keyframe every {} frames",
+            self.width, self.height, self.fps, self.bitrate_kbps, self.keyframe_interval
+        )
+    }
+}
+
+impl StreamArgs {
+    fn config(&self) -> anyhow::Result<EncoderConfig> {
+        let mut config = EncoderConfig::new(&self.table);
+        config.source = match &self.camera {
+            Some(device) => VideoSource::Camera(device.clone()),
+            None => VideoSource::TestPattern,
+        };
+        self.encode.apply(config)
     }
 }
 
@@ -108,13 +145,9 @@ async fn stream(
         let _ = failed.send(e);
     })?);
     eprintln!(
-        "banco stream: {} {}x{} at {} fps, {} kbit/s, keyframe every {} frames, to {}",
+        "banco stream: {} {}, to {}",
         encoder.encoder_name(),
-        config.width,
-        config.height,
-        config.fps,
-        config.bitrate_kbps,
-        config.keyframe_interval,
+        args.encode.describe(),
         args.server.server
     );
     let overlay = (!args.no_overlay).then(|| {

@@ -2,9 +2,7 @@
 //! WatchVideo, which go through a pre-encoded codec so that the bytes encoded once for
 //! every subscriber (the hub's events, the relay's video units) are sent as they are.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use banco_auth::AuthInterceptor;
 use banco_wire::pb;
@@ -12,14 +10,14 @@ use banco_wire::pb::player_service_server::PlayerServiceServer;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use tonic::body::Body;
-use tonic::server::{NamedService, ServerStreamingService};
+use tonic::server::ServerStreamingService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
-use tower_service::Service;
 
 use super::EventBytes;
 use super::codec::{events_codec, video_codec};
 use crate::player_service::PlayerServer;
+use crate::routing::{RouteFuture, forward};
 
 const SUBSCRIBE: &str = "/banco.v1.PlayerService/Subscribe";
 const WATCH_VIDEO: &str = "/banco.v1.PlayerService/WatchVideo";
@@ -46,20 +44,10 @@ impl PlayerRoutes {
     }
 }
 
-impl NamedService for PlayerRoutes {
-    const NAME: &'static str = <PlayerServiceServer<PlayerServer> as NamedService>::NAME;
-}
+crate::routing::routed_service!(PlayerRoutes, PlayerServiceServer<PlayerServer>);
 
-impl Service<http::Request<Body>> for PlayerRoutes {
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<http::Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+impl PlayerRoutes {
+    fn route(&mut self, request: http::Request<Body>) -> RouteFuture {
         if request.uri().path() == SUBSCRIBE {
             let call = SubscribeCall {
                 server: Arc::clone(&self.server),
@@ -79,11 +67,7 @@ impl Service<http::Request<Body>> for PlayerRoutes {
                 Ok(grpc.server_streaming(call, request).await)
             })
         } else {
-            let mut generated = self.generated.clone();
-            Box::pin(async move {
-                let response = generated.call(request).await?;
-                Ok(response.map(Body::new))
-            })
+            forward(self.generated.clone(), request)
         }
     }
 }

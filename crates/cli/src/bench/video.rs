@@ -26,6 +26,7 @@ use tokio::process::Command;
 
 use super::common::{InProcess, connect, cpu_of, keys, parse_cpu, quantile, token, token_text};
 use crate::player::video::delay;
+use crate::stream::EncodeArgs;
 
 const TABLE: &str = "T01";
 
@@ -40,19 +41,8 @@ pub(crate) struct VideoArgs {
     /// Time before measuring: the encoder settles and every viewer has had its GOP burst.
     #[arg(long, default_value_t = 3)]
     warmup_seconds: u64,
-    #[arg(long, default_value_t = 1280)]
-    width: u32,
-    #[arg(long, default_value_t = 720)]
-    height: u32,
-    #[arg(long, default_value_t = 30)]
-    fps: u32,
-    #[arg(long, default_value_t = 2_500)]
-    bitrate_kbps: u32,
-    #[arg(long, default_value_t = 30)]
-    keyframe_interval: u32,
-    /// auto, x264 or openh264.
-    #[arg(long, default_value = "auto")]
-    encoder: String,
+    #[command(flatten)]
+    encode: EncodeArgs,
 }
 
 /// What one viewer saw during the measured window.
@@ -135,12 +125,7 @@ fn start_camera(
         .arg(format!("http://{}", server.addr))
         .arg("--token-file")
         .arg(token_file)
-        .args(["--width", &args.width.to_string()])
-        .args(["--height", &args.height.to_string()])
-        .args(["--fps", &args.fps.to_string()])
-        .args(["--bitrate-kbps", &args.bitrate_kbps.to_string()])
-        .args(["--keyframe-interval", &args.keyframe_interval.to_string()])
-        .args(["--encoder", &args.encoder])
+        .args(args.encode.flags())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -230,12 +215,8 @@ fn report(
 ) -> anyhow::Result<()> {
     let secs = elapsed.as_secs_f64();
     println!(
-        "bench video: {}x{} at {} fps, {} kbit/s, keyframe every {} frames; {} viewers on loopback; {:.1} s measured after {} s warm-up",
-        args.width,
-        args.height,
-        args.fps,
-        args.bitrate_kbps,
-        args.keyframe_interval,
+        "bench video: {}; {} viewers on loopback; {:.1} s measured after {} s warm-up",
+        args.encode.describe(),
         seen.len(),
         secs,
         args.warmup_seconds
@@ -253,7 +234,7 @@ fn report(
         } else {
             0.0
         },
-        args.fps,
+        args.encode.fps,
         first.bytes as f64 * 8.0 / 1e3 / secs
     );
     let mut delays: Vec<Duration> = seen.iter().flat_map(|s| s.delays.iter().copied()).collect();
