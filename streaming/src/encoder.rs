@@ -71,6 +71,10 @@ pub struct EncoderConfig {
     /// picture it can decode, and a lagging one skips at most this much.
     pub keyframe_interval: u32,
     pub encoder: EncoderKind,
+    /// The test pattern is paced by the clock like a camera; `false` makes frames as fast
+    /// as the encoder takes them (to measure the encoder alone; capture times are then
+    /// meaningless). A camera is always live.
+    pub live: bool,
 }
 
 impl EncoderConfig {
@@ -85,6 +89,7 @@ impl EncoderConfig {
             bitrate_kbps: 2_500,
             keyframe_interval: 30,
             encoder: EncoderKind::Auto,
+            live: true,
         }
     }
 
@@ -159,12 +164,15 @@ impl Encoder {
             .build();
         let raw_filter = make("capsfilter", "raw-caps")?;
         raw_filter.set_property("caps", &raw_caps);
-        // A slow encoder drops frames here instead of backing the camera up.
+        // A slow encoder drops frames here instead of backing the camera up (an unpaced
+        // source waits instead: every frame it makes is encoded).
         let queue = make("queue", "to-encoder")?;
         queue.set_property("max-size-buffers", 2u32);
         queue.set_property("max-size-time", 0u64);
         queue.set_property("max-size-bytes", 0u32);
-        queue.set_property_from_str("leaky", "downstream");
+        if config.live {
+            queue.set_property_from_str("leaky", "downstream");
+        }
         let overlay = make("textoverlay", "overlay")?;
         overlay.set_property_from_str("valignment", "top");
         overlay.set_property_from_str("halignment", "left");
@@ -270,7 +278,7 @@ fn source_chain(config: &EncoderConfig) -> Result<Vec<gst::Element>, StreamingEr
     match &config.source {
         VideoSource::TestPattern => {
             let src = make("videotestsrc", "source")?;
-            src.set_property("is-live", true);
+            src.set_property("is-live", config.live);
             src.set_property_from_str("pattern", "smpte");
             // Moving, so the encoder has motion to code, as with a real table.
             src.set_property("horizontal-speed", 4i32);
@@ -303,6 +311,7 @@ fn make_encoder(config: &EncoderConfig) -> Result<(gst::Element, &'static str), 
         enc.set_property("bitrate", config.bitrate_kbps.saturating_mul(1000));
         enc.set_property("gop-size", config.keyframe_interval);
         enc.set_property_from_str("complexity", "low");
+        enc.set_property_from_str("rate-control", "bitrate");
         Ok(enc)
     };
     match config.encoder {

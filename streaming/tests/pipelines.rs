@@ -162,3 +162,43 @@ fn bad_configuration_is_refused_naming_the_field() {
     let err = Encoder::start(&config, |_| {}, |_| {}).expect_err("no camera");
     assert!(err.to_string().contains("/dev/no-such-camera"), "{err}");
 }
+
+#[test]
+fn openh264_units_decode_too() {
+    let mut config = small_config();
+    config.encoder = banco_streaming::EncoderKind::OpenH264;
+    let units = or_skip!(encode(&config, 30));
+    assert!(units[0].keyframe, "the first unit is a keyframe");
+    assert!(units.iter().all(|u| u.keyframe == u.codec_config.is_some()));
+    let mut recorder = or_skip!(Recorder::start(&RecorderOptions {
+        mp4: None,
+        decode: true,
+    }));
+    for unit in &units {
+        assert!(recorder.push(unit).expect("push"));
+    }
+    let summary = recorder.finish().expect("finish");
+    assert_eq!(summary.frames_decoded, 30);
+}
+
+#[test]
+fn an_unpaced_source_encodes_every_frame_as_fast_as_it_can() {
+    let mut config = small_config();
+    config.live = false;
+    let started = std::time::Instant::now();
+    let units = or_skip!(encode(&config, 90));
+    // Paced, 90 frames at 30 fps take 3 s; the figure is printed, not judged.
+    println!(
+        "320x240 unpaced: 90 frames in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(units.windows(2).all(|w| w[1].sequence == w[0].sequence + 1));
+    let mut recorder = or_skip!(Recorder::start(&RecorderOptions {
+        mp4: None,
+        decode: true,
+    }));
+    for unit in &units {
+        recorder.push(unit).expect("push");
+    }
+    assert_eq!(recorder.finish().expect("finish").frames_decoded, 90);
+}

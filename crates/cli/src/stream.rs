@@ -93,6 +93,11 @@ impl EncodeArgs {
         .collect()
     }
 
+    /// The settings as an encoder configuration for `table`.
+    pub(crate) fn config(&self, table: &str) -> anyhow::Result<EncoderConfig> {
+        self.apply(EncoderConfig::new(table))
+    }
+
     /// One line for a report: `1280x720 at 30 fps, 2500 kbit/s, keyframe every 30 frames`.
     pub(crate) fn describe(&self) -> String {
         format!(

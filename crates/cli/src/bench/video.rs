@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context as _, bail, ensure};
 use banco_auth::Role;
 use banco_broadcaster::FanoutLimits;
-use banco_streaming::{Recorder, RecorderOptions};
+use banco_streaming::{Encoder, Recorder, RecorderOptions};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tokio::process::Command;
@@ -66,6 +66,12 @@ pub(super) async fn run(args: &VideoArgs) -> anyhow::Result<()> {
         args.viewers
     );
     ensure!(args.seconds >= 1, "--seconds: at least 1");
+    let throughput = tokio::task::spawn_blocking({
+        let encode = args.encode.clone();
+        move || encoder_alone(&encode)
+    })
+    .await
+    .context("the encoder measurement panicked")??;
     let issuer = keys()?;
     let server = InProcess::start(&issuer, TABLE, 0, FanoutLimits::default()).await?;
     let token_file = server.dir.0.join("camera.token");
@@ -111,7 +117,54 @@ pub(super) async fn run(args: &VideoArgs) -> anyhow::Result<()> {
 
     let relay_cpu = cpu_threads_after.relay.saturating_sub(cpu_threads.relay);
     let other_cpu = cpu_threads_after.other.saturating_sub(cpu_threads.other);
+    println!(
+        "encoder alone (unpaced test pattern, same settings): {} frames in {:.2} s = {:.0} fps, {:.2} s of CPU per second",
+        throughput.frames,
+        throughput.elapsed.as_secs_f64(),
+        throughput.frames as f64 / throughput.elapsed.as_secs_f64(),
+        throughput.cpu.as_secs_f64() / throughput.elapsed.as_secs_f64()
+    );
     report(args, &seen, elapsed, cpu_camera, relay_cpu, other_cpu)
+}
+
+/// Frames encoded, over how long, with this process's CPU in that time.
+#[derive(Debug)]
+struct Throughput {
+    frames: u64,
+    elapsed: Duration,
+    cpu: Duration,
+}
+
+/// How fast the encoder goes on its own: the test pattern unpaced, every frame encoded,
+/// for a few seconds, before anything else runs.
+fn encoder_alone(encode: &EncodeArgs) -> anyhow::Result<Throughput> {
+    const FRAMES: u64 = 300;
+    let mut config = encode.config(TABLE)?;
+    config.live = false;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let cpu = cpu_of(None)?;
+    let started = Instant::now();
+    let encoder = Encoder::start(
+        &config,
+        move |unit| {
+            let _ = sender.send(unit.sequence);
+        },
+        |e| eprintln!("banco bench: encoder: {e}"),
+    )?;
+    let mut frames = 0;
+    while frames < FRAMES {
+        receiver
+            .recv_timeout(Duration::from_secs(30))
+            .context("the encoder stopped")?;
+        frames += 1;
+    }
+    let elapsed = started.elapsed();
+    drop(encoder);
+    Ok(Throughput {
+        frames,
+        elapsed,
+        cpu: cpu_of(None)?.saturating_sub(cpu),
+    })
 }
 
 fn start_camera(
