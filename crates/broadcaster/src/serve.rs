@@ -143,7 +143,7 @@ pub async fn serve(
     let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
     let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
     let player_service = Arc::new(PlayerServer::new(
-        tables,
+        Arc::clone(&tables),
         options.welcome_credit,
         options.currency,
     ));
@@ -162,6 +162,14 @@ pub async fn serve(
             VideoIngestService::new(video_ingest),
             services,
         ));
+    // Video streams never end by themselves: end them first, so that connections drain.
+    let closing = Arc::clone(&tables);
+    let shutdown = async move {
+        shutdown.await;
+        for table in closing.all() {
+            table.video().close();
+        }
+    };
     let threads = options.io_threads.max(1);
     if threads == 1
         && tokio::runtime::Handle::current().runtime_flavor()

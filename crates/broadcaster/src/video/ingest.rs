@@ -38,6 +38,7 @@ impl pb::video_ingest_server::VideoIngest for VideoIngestServer {
         };
         let table = Arc::clone(self.tables.get(&first.table_id)?);
         let _guard = table.video().claim()?;
+        let mut closed = std::pin::pin!(table.video().closed());
         tracing::info!(table = table.id(), %publisher, "video publisher connected");
         let mut next = Some(first);
         let outcome = loop {
@@ -54,7 +55,14 @@ impl pb::video_ingest_server::VideoIngest for VideoIngestServer {
             summary.keyframes += u64::from(unit.keyframe);
             summary.last_sequence = unit.sequence;
             table.video_unit(&unit);
-            match units.message().await {
+            let received = tokio::select! {
+                biased;
+                () = &mut closed => break Err(Status::unavailable(
+                    "the broadcaster is shutting down; publish again when it is back",
+                )),
+                received = units.message() => received,
+            };
+            match received {
                 Ok(unit) => next = unit,
                 Err(status) => break Err(status),
             }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use banco_wire::pb;
 use bytes::Bytes;
 use prost::Message as _;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tonic::Status;
 
 use super::viewer::{self, VideoBytes};
@@ -41,6 +41,9 @@ pub(crate) struct VideoRelay {
     table_id: String,
     gop: Mutex<Gop>,
     sender: broadcast::Sender<Arc<Relayed>>,
+    /// Set when the broadcaster shuts down: every viewer's and publisher's stream ends,
+    /// so that the server can drain its connections.
+    closed: watch::Sender<bool>,
 }
 
 impl VideoRelay {
@@ -49,6 +52,20 @@ impl VideoRelay {
             table_id: table_id.to_owned(),
             gop: Mutex::new(Gop::default()),
             sender: broadcast::channel(BROADCAST).0,
+            closed: watch::channel(false).0,
+        }
+    }
+
+    /// Ends every stream of this table's video, now and from now on.
+    pub(crate) fn close(&self) {
+        self.closed.send_replace(true);
+    }
+
+    /// Completes once [`VideoRelay::close`] was called.
+    pub(crate) fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut closed = self.closed.subscribe();
+        async move {
+            let _ = closed.wait_for(|c| *c).await;
         }
     }
 
@@ -120,7 +137,7 @@ impl VideoRelay {
         let backlog = gop.units.clone();
         let receiver = self.sender.subscribe();
         drop(gop);
-        viewer::stream(backlog, receiver)
+        viewer::stream(backlog, receiver, self.closed())
     }
 }
 
@@ -218,6 +235,21 @@ mod tests {
         assert_eq!(&seen[keyframe_at..], &[last + 1, last + 2]);
         // Before the keyframe, only the tail that was within LAG_LIMIT when read.
         assert!(seen[..keyframe_at].windows(2).all(|w| w[1] == w[0] + 1));
+    }
+
+    #[tokio::test]
+    async fn closing_ends_every_viewers_stream() {
+        let relay = Arc::new(VideoRelay::new("T01"));
+        let _publisher = relay.claim().expect("first publisher");
+        relay.relay(&unit(1, true));
+        let mut viewer = relay.watch();
+        assert_eq!(next_sequence(&mut viewer).await, 1);
+        relay.close();
+        assert!(viewer.next().await.is_none());
+        assert!(
+            relay.watch().next().await.is_none(),
+            "and a later one at once"
+        );
     }
 
     #[tokio::test]

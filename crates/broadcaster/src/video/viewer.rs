@@ -8,6 +8,7 @@
 //! and the encoder nothing. Sequence numbers are relayed unchanged: a viewer sees where
 //! its jumps were.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ struct Viewer {
 pub(super) fn stream(
     backlog: Vec<Arc<Relayed>>,
     receiver: broadcast::Receiver<Arc<Relayed>>,
+    closed: impl Future<Output = ()> + Send + 'static,
 ) -> VideoBytes {
     let viewer = Viewer {
         // The backlog, when there is one, starts with a keyframe.
@@ -38,10 +40,18 @@ pub(super) fn stream(
         backlog: backlog.into_iter(),
         receiver,
     };
-    Box::pin(futures::stream::unfold(viewer, |mut viewer| async move {
-        let unit = viewer.next().await?;
-        Some((Ok(unit), viewer))
-    }))
+    let closed: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(closed);
+    Box::pin(futures::stream::unfold(
+        (viewer, closed),
+        |(mut viewer, mut closed)| async move {
+            let unit = tokio::select! {
+                biased;
+                () = &mut closed => return None,
+                unit = viewer.next() => unit?,
+            };
+            Some((Ok(unit), (viewer, closed)))
+        },
+    ))
 }
 
 impl Viewer {
