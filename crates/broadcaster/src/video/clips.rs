@@ -28,6 +28,9 @@ use super::VideoRelay;
 /// network delay, and the result should be seen on the table.
 pub const CLIP_TAIL: Duration = Duration::from_secs(1);
 
+/// Rounds whose clip state is kept in memory before the finished ones are forgotten.
+const KEPT_STATES: usize = 1024;
+
 /// A finished clip file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClipFile {
@@ -87,7 +90,14 @@ impl ClipStore {
     }
 
     fn set(&self, round_id: &str, state: ClipState) {
-        self.states().insert(round_id.to_owned(), state);
+        let mut states = self.states();
+        // Finished entries only save a look at the disk (a clip is found there again, a
+        // missing one is missing there too): forget them rather than grow for ever.
+        if states.len() >= KEPT_STATES {
+            states.retain(|_, s| matches!(s, ClipState::Recording));
+        }
+        states.insert(round_id.to_owned(), state);
+        drop(states);
         self.changed.notify_waiters();
     }
 
@@ -359,4 +369,62 @@ fn finish_file(dir: &Path, round_id: &str, active: Active) -> Result<ClipFile, S
     })();
     let _ = std::fs::remove_file(&part);
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn the_sink_waits_for_a_clip_being_written_and_finds_older_ones_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ClipStore::open(dir.path()).unwrap();
+        store.set("T01-S0001-H001", ClipState::Recording);
+        let file = ClipFile {
+            path: dir.path().join("T01-S0001-H001.mp4"),
+            size_bytes: 3,
+            sha256: vec![7; 32],
+        };
+        let writer = {
+            let store = Arc::clone(&store);
+            let file = file.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                store.set("T01-S0001-H001", ClipState::Done(file));
+            })
+        };
+        assert_eq!(
+            store.clip("T01-S0001-H001", Duration::from_secs(5)).await,
+            Some(file)
+        );
+        writer.await.unwrap();
+
+        // Recorded before a restart: read from the folder, hashed.
+        std::fs::write(dir.path().join("T01-S0001-H002.mp4"), b"abc").unwrap();
+        let found = store
+            .clip("T01-S0001-H002", Duration::from_secs(1))
+            .await
+            .unwrap();
+        assert_eq!(found.size_bytes, 3);
+        assert_eq!(found.sha256, Sha256::digest(b"abc").to_vec());
+
+        store.set("T01-S0001-H003", ClipState::Missing("no video".to_owned()));
+        assert_eq!(
+            store.clip("T01-S0001-H003", Duration::from_secs(1)).await,
+            None
+        );
+        store.set("T01-S0001-H004", ClipState::Recording);
+        assert_eq!(
+            store
+                .clip("T01-S0001-H004", Duration::from_millis(50))
+                .await,
+            None,
+            "a clip not finished in time is given up on"
+        );
+        assert_eq!(
+            store.clip("T01-S0001-H005", Duration::from_secs(1)).await,
+            None
+        );
+    }
 }
