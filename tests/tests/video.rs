@@ -500,6 +500,49 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
         (1, 1, 1)
     );
 
+    // `banco stream --frames N` publishes N units and prints the broadcaster's summary.
+    let out = banco()
+        .args([
+            "stream",
+            "--table",
+            "T01",
+            "--server",
+            &studio.url(),
+            "--token-file",
+        ])
+        .arg(&studio.camera_token)
+        .args([
+            "--width",
+            "320",
+            "--height",
+            "240",
+            "--frames",
+            "30",
+            "--no-overlay",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("published 30 units (1 keyframes"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the broadcaster saw 0 missing"), "{stdout}");
+    // Bad settings are refused before anything starts.
+    let out = banco()
+        .args(["stream", "--server", &studio.url(), "--token-file"])
+        .arg(&studio.camera_token)
+        .args(["--width", "321"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("width 321"));
+
     // While `banco stream` publishes, a second publisher is refused.
     let _camera = studio.camera(KEYFRAME_INTERVAL, 800);
     next_unit(&mut studio.watch().await).await;
