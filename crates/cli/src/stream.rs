@@ -170,15 +170,19 @@ async fn stream(
     tokio::pin!(publishing);
     let mut failure = std::pin::pin!(failure);
     let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    // Each of these completes once and must not be polled again.
+    let (mut watching_failure, mut watching_interrupt) = (true, true);
     let outcome = loop {
         tokio::select! {
             outcome = &mut publishing => break outcome,
-            error = &mut failure => {
+            error = &mut failure, if watching_failure => {
+                watching_failure = false;
                 if let Ok(error) = error {
                     bail!("the camera pipeline stopped: {error}");
                 }
             }
-            _ = &mut interrupted => {
+            _ = &mut interrupted, if watching_interrupt => {
+                watching_interrupt = false;
                 // The broadcaster answers the stream's summary once it has the end.
                 publisher.close();
             }

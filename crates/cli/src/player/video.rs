@@ -27,7 +27,7 @@ pub(crate) struct VideoArgs {
     /// Stop after this many units.
     #[arg(long, value_name = "N")]
     frames: Option<u64>,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds (default: at Ctrl-C; the file is complete either way).
     #[arg(long, value_name = "SECONDS")]
     seconds: Option<f64>,
 }
@@ -94,6 +94,19 @@ impl Tally {
     }
 }
 
+/// `work`, unless `stop` completes first (then `None`; `stop` is not polled again by a
+/// caller that stops on `None`).
+async fn or_stop<T>(
+    stop: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        () = stop.as_mut() => None,
+        done = work => Some(done),
+    }
+}
+
 /// Capture to `received`; zero when the clocks disagree the other way.
 pub(crate) fn delay(capture_time_unix_ns: i64, received: SystemTime) -> Duration {
     let received_ns = received
@@ -114,9 +127,20 @@ pub(crate) async fn run(
         })?),
         None => None,
     };
-    let deadline = args
-        .seconds
-        .map(|s| tokio::time::Instant::now() + Duration::from_secs_f64(s));
+    // Stops the watch, leaving a complete file: after --seconds, or at Ctrl-C.
+    let seconds = args.seconds;
+    let stop = async move {
+        match seconds {
+            Some(s) => tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs_f64(s)) => {}
+                _ = tokio::signal::ctrl_c() => {}
+            },
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    };
+    let mut stop = std::pin::pin!(stop);
     let mut tally = Tally::default();
     let started = Instant::now();
     let mut retry = Duration::from_millis(250);
@@ -124,25 +148,29 @@ pub(crate) async fn run(
         let request = pb::WatchVideoRequest {
             table_id: table.to_owned(),
         };
-        let mut units = match client.watch_video(request).await {
+        let Some(watched) = or_stop(&mut stop, client.watch_video(request)).await else {
+            break 'watching;
+        };
+        let mut units = match watched {
             Ok(response) => response.into_inner(),
             Err(status) if is_permanent(status.code()) => {
                 return Err(status_error(&status).context("WatchVideo"));
             }
             Err(status) => {
                 eprintln!("banco player: video: {}; retrying", status.message());
-                tokio::time::sleep(retry).await;
+                if or_stop(&mut stop, tokio::time::sleep(retry))
+                    .await
+                    .is_none()
+                {
+                    break 'watching;
+                }
                 retry = (retry * 2).min(Duration::from_secs(5));
                 continue;
             }
         };
         loop {
-            let next = match deadline {
-                Some(at) => match tokio::time::timeout_at(at, units.message()).await {
-                    Ok(next) => next,
-                    Err(_) => break 'watching,
-                },
-                None => units.message().await,
+            let Some(next) = or_stop(&mut stop, units.message()).await else {
+                break 'watching;
             };
             let unit = match next {
                 Ok(Some(unit)) => unit,
@@ -173,7 +201,12 @@ pub(crate) async fn run(
                 break 'watching;
             }
         }
-        tokio::time::sleep(retry).await;
+        if or_stop(&mut stop, tokio::time::sleep(retry))
+            .await
+            .is_none()
+        {
+            break 'watching;
+        }
     }
     let elapsed = started.elapsed();
     tally.delays.sort_unstable();
