@@ -93,6 +93,17 @@ impl HostedTable {
         &self.video
     }
 
+    /// Completes once the broadcaster shuts down (see [`crate::serve`]): streams that
+    /// never end by themselves (video, WatchTable) end then.
+    pub(crate) fn closing(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.video.closed()
+    }
+
+    /// Ends this table's never-ending streams: the broadcaster is shutting down.
+    pub(crate) fn shut_down(&self) {
+        self.video.close();
+    }
+
     /// One checked unit from the table's camera: relayed to every viewer, and into the
     /// round's clip while one is recorded.
     pub(crate) fn video_unit(&self, unit: &pb::VideoAccessUnit) {

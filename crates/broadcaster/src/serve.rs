@@ -162,12 +162,13 @@ pub async fn serve(
             VideoIngestService::new(video_ingest),
             services,
         ));
-    // Video streams never end by themselves: end them first, so that connections drain.
+    // Video and WatchTable streams never end by themselves: end them first, so that
+    // connections drain.
     let closing = Arc::clone(&tables);
     let shutdown = async move {
         shutdown.await;
         for table in closing.all() {
-            table.video().close();
+            table.shut_down();
         }
     };
     let threads = options.io_threads.max(1);
