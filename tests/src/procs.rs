@@ -134,6 +134,25 @@ impl Service {
         let _ = self.child.wait();
     }
 
+    /// Sends SIGINT (what Ctrl-C sends), then waits up to `within` for the process to
+    /// exit; whether it did.
+    pub fn interrupt(&mut self, within: Duration) -> bool {
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(sent, "could not send SIGINT");
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if !self.is_running() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

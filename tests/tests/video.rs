@@ -719,3 +719,37 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_broadcaster_stops_on_ctrl_c_with_a_camera_and_viewers_connected() {
+    require_plugins!();
+    let mut studio = Studio::start();
+    let _camera = studio.camera(KEYFRAME_INTERVAL, 800);
+    let mut viewer = studio.watch().await;
+    next_unit(&mut viewer).await;
+    let started = Instant::now();
+    // Video streams and the camera's WatchTable never end by themselves: the broadcaster
+    // ends them, so that it can stop.
+    let stopped = tokio::task::spawn_blocking(move || {
+        let stopped = studio.broadcaster.interrupt(Duration::from_secs(15));
+        (stopped, studio)
+    })
+    .await
+    .unwrap();
+    assert!(stopped.0, "the broadcaster still runs 15 s after SIGINT");
+    println!(
+        "broadcaster stopped {:.0} ms after SIGINT",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    // The viewer's stream ends (or breaks) instead of hanging.
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match viewer.message().await {
+                Ok(Some(_)) => continue,
+                _ => break,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the viewer's stream did not end");
+}
