@@ -743,12 +743,7 @@ async fn the_broadcaster_stops_on_ctrl_c_with_a_camera_and_viewers_connected() {
     );
     // The viewer's stream ends (or breaks) instead of hanging.
     let ended = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            match viewer.message().await {
-                Ok(Some(_)) => continue,
-                _ => break,
-            }
-        }
+        while let Ok(Some(_)) = viewer.message().await {}
     })
     .await;
     assert!(ended.is_ok(), "the viewer's stream did not end");
