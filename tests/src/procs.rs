@@ -134,6 +134,25 @@ impl Service {
         let _ = self.child.wait();
     }
 
+    /// Sends SIGINT (what Ctrl-C sends), then waits up to `within` for the process to
+    /// exit; whether it did.
+    pub fn interrupt(&mut self, within: Duration) -> bool {
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(sent, "could not send SIGINT");
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if !self.is_running() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -176,6 +195,11 @@ pub struct BroadcasterSetup {
     /// `--table-key FILE`: the signing key that signs every finished round (None:
     /// unsigned).
     pub table_key: Option<PathBuf>,
+    /// `--listen`: `127.0.0.1:0` (a fresh port), or the address a restarted broadcaster
+    /// must come back on (clients that reconnect by themselves expect it there).
+    pub listen: String,
+    /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
+    pub clips_dir: Option<PathBuf>,
 }
 
 impl BroadcasterSetup {
@@ -191,6 +215,8 @@ impl BroadcasterSetup {
             decks: 8,
             archive_url: None,
             table_key: None,
+            listen: "127.0.0.1:0".to_owned(),
+            clips_dir: None,
         }
     }
 
@@ -204,7 +230,7 @@ impl BroadcasterSetup {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),
             "--listen".into(),
-            "127.0.0.1:0".into(),
+            self.listen.clone().into(),
             "--table".into(),
             self.table.clone().into(),
             "--data-dir".into(),
@@ -225,6 +251,9 @@ impl BroadcasterSetup {
         }
         if let Some(key) = &self.table_key {
             args.extend(["--table-key".into(), key.into()]);
+        }
+        if let Some(dir) = &self.clips_dir {
+            args.extend(["--clips-dir".into(), dir.into()]);
         }
         Service::start("broadcaster", &args)
     }
@@ -273,4 +302,22 @@ pub async fn channel(url: &str) -> Channel {
 /// A bearer token for a client interceptor.
 pub fn bearer(token: &str) -> BearerToken {
     BearerToken::new(token).unwrap_or_else(|e| panic!("token: {e}"))
+}
+
+/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
+/// stdout.
+pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
+    let out = banco()
+        .args(["croupier", "--server", url, "--token-file"])
+        .arg(token_file)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("banco croupier: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "banco croupier {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
 use banco_e2e::banco;
-use banco_e2e::procs::{BroadcasterSetup, Keys, Service, start_validator};
+use banco_e2e::procs::{BroadcasterSetup, Keys, Service, croupier_cli, start_validator};
 
 /// 1,000.00 credited to each player on its first bet.
 const WELCOME: i64 = 100_000;
@@ -53,19 +53,7 @@ impl Table {
 
     /// `banco croupier …`, which must succeed; its stdout.
     fn croupier(&self, args: &[&str]) -> String {
-        let out = banco()
-            .args(["croupier", "--server", &self.url, "--token-file"])
-            .arg(&self.croupier_token)
-            .args(args)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "banco croupier {args:?}: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
+        croupier_cli(&self.url, &self.croupier_token, args)
     }
 
     /// Opens betting (at a live table, until the croupier closes it); the round.

@@ -43,6 +43,20 @@ pub enum ArchiveError {
     /// A stored row cannot be read back (the database was edited or is damaged).
     #[error("stored data is unreadable: {0}")]
     Corrupt(String),
+    /// An uploaded clip, or a record's ClipRef, does not match the clip's bytes.
+    #[error("{0}")]
+    ClipMismatch(String),
+    /// The round already has a different clip; it is kept.
+    #[error("{0}")]
+    ClipExists(String),
+    /// A stored clip no longer matches its record (edited, truncated or lost on disk).
+    #[error("{0}")]
+    ClipDamaged(String),
+    /// This archive was started without a clip folder.
+    #[error("this archive keeps no clips (start it with --clips DIR)")]
+    NoClipFolder,
+    #[error("clip folder: {0}")]
+    ClipIo(String),
     /// A request field cannot be read (names the field path).
     #[error(transparent)]
     Conversion(#[from] banco_wire::ConversionError),
@@ -77,7 +91,12 @@ impl From<ArchiveError> for Status {
             ArchiveError::BadRecord { .. }
             | ArchiveError::HashMismatch { .. }
             | ArchiveError::BadRequest { .. }
+            | ArchiveError::ClipMismatch(_)
             | ArchiveError::Conversion(_) => Status::invalid_argument(message),
+            ArchiveError::ClipExists(_) => Status::already_exists(message),
+            ArchiveError::ClipDamaged(_) => Status::data_loss(message),
+            ArchiveError::NoClipFolder => Status::failed_precondition(message),
+            ArchiveError::ClipIo(_) => Status::internal(message),
             ArchiveError::UnknownKey { .. }
             | ArchiveError::BadSignature { .. }
             | ArchiveError::PermissionDenied(_) => Status::permission_denied(message),

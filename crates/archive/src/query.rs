@@ -102,7 +102,11 @@ pub async fn get_round(store: &Store, round_id: &str) -> Result<pb::RoundRecord,
         return Err(ArchiveError::bad_request("round_id", "empty"));
     }
     match store.get_round(round_id).await? {
-        Some(stored) => record_of(stored),
+        Some(stored) => {
+            let mut record = record_of(stored)?;
+            record.clip = store.clip(round_id).await?.as_ref().map(pb::ClipRef::from);
+            Ok(record)
+        }
         None => Err(ArchiveError::NotFound(format!(
             "no round `{round_id}` in the archive"
         ))),

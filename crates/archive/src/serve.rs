@@ -27,6 +27,8 @@ pub struct ServeOptions {
     pub table_keys: TrustedKeys,
     /// TLS identity; required beyond loopback.
     pub tls: Option<ServerTls>,
+    /// The folder round clips are kept in; `None`: this archive takes no clips.
+    pub clips: Option<std::path::PathBuf>,
 }
 
 /// Why the server could not start or stopped.
@@ -40,6 +42,8 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Clips(#[from] crate::error::ArchiveError),
 }
 
 /// Serves ArchiveService with health and reflection on `listener` until `shutdown`.
@@ -71,7 +75,10 @@ pub async fn serve(
         );
     }
     tracing::info!(%addr, tls = options.tls.is_some(), backend = options.store.backend(), "archive serving ArchiveService");
-    let server = ArchiveServer::new(options.store, options.table_keys);
+    let mut server = ArchiveServer::new(options.store, options.table_keys);
+    if let Some(dir) = &options.clips {
+        server = server.with_clips(crate::clips::ClipFolder::open(dir)?);
+    }
     builder
         .add_service(health_service)
         .add_service(reflection)

@@ -13,11 +13,12 @@ use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use crate::clips::{ClipFolder, clip_row};
 use crate::error::ArchiveError;
 use crate::export::{self, Format};
 use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::{self, TrustedKeys};
-use crate::store::{Appended, Store};
+use crate::store::{Appended, ClipPut, Store};
 use crate::{query, stats, verify};
 
 /// Every role the interceptor lets through; each handler then admits its own.
@@ -28,6 +29,7 @@ pub const ALLOWED_ROLES: [Role; 3] = [Role::Service, Role::Auditor, Role::Player
 pub struct ArchiveServer {
     store: Store,
     keys: Arc<TrustedKeys>,
+    clips: Option<ClipFolder>,
 }
 
 impl ArchiveServer {
@@ -35,7 +37,52 @@ impl ArchiveServer {
         ArchiveServer {
             store,
             keys: Arc::new(keys),
+            clips: None,
         }
+    }
+
+    /// Keeps round clips in `folder` (UploadClip, GetClip, Append with a clip).
+    pub fn with_clips(mut self, folder: ClipFolder) -> ArchiveServer {
+        self.clips = Some(folder);
+        self
+    }
+
+    fn clips(&self) -> Result<&ClipFolder, ArchiveError> {
+        self.clips.as_ref().ok_or(ArchiveError::NoClipFolder)
+    }
+
+    /// A record's clip, checked against the uploaded file before anything is stored.
+    async fn checked_clip(
+        &self,
+        record: &pb::RoundRecord,
+    ) -> Result<Option<crate::store::ClipRow>, ArchiveError> {
+        let Some(clip) = &record.clip else {
+            return Ok(None);
+        };
+        let row = clip_row(clip)?;
+        self.clips()?.check(&record.round_id, &row).await?;
+        Ok(Some(row))
+    }
+
+    /// Records `clip` as the clip of a round that is stored (not of one refused); refuses
+    /// a clip other than the one already recorded for it.
+    async fn keep_clip(
+        &self,
+        round_id: &str,
+        clip: &crate::store::ClipRow,
+        appended: &Appended,
+    ) -> Result<(), ArchiveError> {
+        if matches!(
+            appended,
+            Appended::Stored { .. } | Appended::Duplicate { .. }
+        ) && let ClipPut::Different(kept) = self.store.put_clip(round_id, clip).await?
+        {
+            return Err(ArchiveError::ClipExists(format!(
+                "round {round_id} is recorded with another clip ({} bytes, sha256 {}); it is kept",
+                kept.size_bytes, kept.sha256
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -129,8 +176,12 @@ impl ArchiveService for ArchiveServer {
             .into_inner()
             .record
             .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
+        let clip = self.checked_clip(&record).await?;
         // Concurrent appends are serialised (and group-committed) by the store.
         let appended = ingest::append(&self.store, &self.keys, &record).await?;
+        if let Some(clip) = &clip {
+            self.keep_clip(&record.round_id, clip, &appended).await?;
+        }
         Ok(Response::new(ack_of(&record, appended)))
     }
 
@@ -142,6 +193,10 @@ impl ArchiveService for ArchiveServer {
         let records = request.into_inner().records;
         if records.is_empty() {
             return Err(Status::invalid_argument("`records` is empty"));
+        }
+        let mut clips = Vec::with_capacity(records.len());
+        for record in &records {
+            clips.push(self.checked_clip(record).await?);
         }
         // What the acks need of each record (not its bytes).
         let heads: Vec<pb::RoundRecord> = records
@@ -155,6 +210,11 @@ impl ArchiveService for ArchiveServer {
             })
             .collect();
         let appended = ingest::append_batch(&self.store, &self.keys, records).await?;
+        for ((head, clip), appended) in heads.iter().zip(&clips).zip(&appended) {
+            if let Some(clip) = clip {
+                self.keep_clip(&head.round_id, clip, appended).await?;
+            }
+        }
         let acks = heads
             .iter()
             .zip(appended)
@@ -274,9 +334,59 @@ impl ArchiveService for ArchiveServer {
         request: Request<pb::GetClipRequest>,
     ) -> Result<Response<Self::GetClipStream>, Status> {
         require(&request, Role::Auditor)?;
-        Err(Status::not_found(format!(
-            "round `{}`: no clip recorded (video comes with issue 7)",
-            request.get_ref().round_id
-        )))
+        let round_id = request.into_inner().round_id;
+        if round_id.is_empty() {
+            return Err(ArchiveError::bad_request("round_id", "empty").into());
+        }
+        let Some(clip) = self.store.clip(&round_id).await? else {
+            let why = if self.store.get_round(&round_id).await?.is_some() {
+                format!("round `{round_id}` has no clip")
+            } else {
+                format!("no round `{round_id}` in the archive")
+            };
+            return Err(ArchiveError::NotFound(why).into());
+        };
+        let (mut file, total_size) = self.clips()?.open_checked(&round_id, &clip).await?;
+        let (sender, receiver) = mpsc::channel(4);
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt as _;
+            let mut offset = 0u64;
+            loop {
+                let mut data = vec![0u8; crate::clips::CHUNK_BYTES];
+                let n = match file.read(&mut data).await {
+                    Ok(0) => return,
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = sender
+                            .send(Err(Status::internal(format!("reading the clip: {e}"))))
+                            .await;
+                        return;
+                    }
+                };
+                data.truncate(n);
+                let chunk = pb::ClipChunk {
+                    data,
+                    offset,
+                    total_size,
+                };
+                offset += n as u64;
+                if sender.send(Ok(chunk)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
+    }
+
+    async fn upload_clip(
+        &self,
+        request: Request<tonic::Streaming<pb::ClipUpload>>,
+    ) -> Result<Response<pb::ClipStored>, Status> {
+        require(&request, Role::Service)?;
+        let received = self.clips()?.receive(request.into_inner()).await?;
+        Ok(Response::new(pb::ClipStored {
+            clip: Some(pb::ClipRef::from(&received.clip)),
+            duplicate: received.duplicate,
+        }))
     }
 }

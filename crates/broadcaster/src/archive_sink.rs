@@ -5,6 +5,7 @@
 //! archive never misses a round: a refusal for a gap or a conflict is logged (it needs an
 //! operator) and retried like an unreachable archive.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use banco_auth::{BearerToken, ClientTls};
@@ -14,10 +15,22 @@ use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::video::clips::ClipStore;
+
+/// How long the sink waits for a round's clip still being written before it appends the
+/// round without one (the clip ends [`crate::CLIP_TAIL`] after the result; the round is
+/// sealed when it is settled, usually later).
+const CLIP_WAIT: Duration = Duration::from_secs(30);
+
+/// Bytes per UploadClip message.
+const UPLOAD_CHUNK: usize = 256 * 1024;
+
 /// An [`ArchiveSink`] over gRPC.
 #[derive(Debug, Clone)]
 pub struct ArchiveClient {
     client: ArchiveServiceClient<InterceptedService<Channel, BearerToken>>,
+    /// Round clips to upload before each round's record.
+    clips: Option<Arc<ClipStore>>,
 }
 
 /// Why the archive cannot be used as given.
@@ -63,7 +76,53 @@ impl ArchiveClient {
             BearerToken::new(token).map_err(|e| ArchiveClientError::Token(e.to_string()))?;
         Ok(ArchiveClient {
             client: ArchiveServiceClient::with_interceptor(endpoint.connect_lazy(), token),
+            clips: None,
         })
+    }
+
+    /// Uploads each round's clip from `store` (when it has one) before its record, and
+    /// sets the record's `clip`.
+    #[must_use]
+    pub fn with_clips(mut self, store: Arc<ClipStore>) -> ArchiveClient {
+        self.clips = Some(store);
+        self
+    }
+
+    /// Uploads the clip of `round_id`, if it has one; the ClipRef the archive keeps.
+    async fn upload_clip(&self, round_id: &str) -> Result<Option<pb::ClipRef>, SinkError> {
+        let Some(store) = &self.clips else {
+            return Ok(None);
+        };
+        let Some(clip) = store.clip(round_id, CLIP_WAIT).await else {
+            return Ok(None);
+        };
+        let bytes = tokio::fs::read(&clip.path)
+            .await
+            .map_err(|e| SinkError(format!("clip {}: {e}", clip.path.display())))?;
+        let mut messages = Vec::with_capacity(bytes.len() / UPLOAD_CHUNK + 1);
+        for (i, chunk) in bytes.chunks(UPLOAD_CHUNK).enumerate() {
+            let mut message = pb::ClipUpload {
+                data: chunk.to_vec(),
+                ..Default::default()
+            };
+            if i == 0 {
+                message.round_id = round_id.to_owned();
+                message.size_bytes = clip.size_bytes;
+                message.sha256.clone_from(&clip.sha256);
+            }
+            messages.push(message);
+        }
+        let stored = self
+            .client
+            .clone()
+            .upload_clip(futures::stream::iter(messages))
+            .await
+            .map_err(|s| {
+                tracing::error!(round = round_id, code = ?s.code(), message = s.message(), "the archive refused the round's clip; retrying");
+                SinkError(format!("clip of round {round_id}: {:?}: {}", s.code(), s.message()))
+            })?
+            .into_inner();
+        Ok(stored.clip)
     }
 }
 
@@ -128,11 +187,12 @@ impl ArchiveSink for ArchiveClient {
             let mut records = Vec::new();
             let mut bytes = 0;
             for round in rounds {
-                let record = round_record(round).map_err(SinkError)?;
+                let mut record = round_record(round).map_err(SinkError)?;
                 bytes += record.table_record.len();
                 if !records.is_empty() && bytes > BATCH_BYTES {
                     break;
                 }
+                record.clip = self.upload_clip(&record.round_id).await?;
                 records.push(record);
             }
             let acks = self
@@ -157,7 +217,8 @@ impl ArchiveSink for ArchiveClient {
 
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
         Box::pin(async move {
-            let record = round_record(round).map_err(SinkError)?;
+            let mut record = round_record(round).map_err(SinkError)?;
+            record.clip = self.upload_clip(&record.round_id).await?;
             let ack = self
                 .client
                 .clone()

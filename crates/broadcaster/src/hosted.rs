@@ -13,6 +13,8 @@ use tonic::Status;
 
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
+use crate::video::VideoRelay;
+use crate::video::clips::{ClipStore, TableClips};
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -25,6 +27,10 @@ pub struct HostedTable {
     console: Mutex<Console>,
     /// Started by [`crate::serve`] (it needs the runtime).
     hub: OnceLock<Hub>,
+    /// The table camera's live video.
+    video: Arc<VideoRelay>,
+    /// Records a clip of every round, once started by [`crate::serve`] with a clip folder.
+    clips: OnceLock<Arc<TableClips>>,
 }
 
 /// What the console shows that the table does not keep.
@@ -39,12 +45,15 @@ impl HostedTable {
     /// `config` must be the one the actor was spawned with; `shoe` is the shoe an
     /// OpenShoe without a config opens.
     pub fn new(handle: TableHandle, config: TableConfig, shoe: ShoeConfig) -> HostedTable {
+        let video = Arc::new(VideoRelay::new(handle.table_id()));
         HostedTable {
             handle,
             config,
             shoe,
             console: Mutex::new(Console::default()),
             hub: OnceLock::new(),
+            video,
+            clips: OnceLock::new(),
         }
     }
 
@@ -77,6 +86,42 @@ impl HostedTable {
             let _ = self.hub.set(hub);
         }
         Ok(())
+    }
+
+    /// The table's video relay.
+    pub(crate) fn video(&self) -> &Arc<VideoRelay> {
+        &self.video
+    }
+
+    /// Completes once the broadcaster shuts down (see [`crate::serve`]): streams that
+    /// never end by themselves (video, WatchTable) end then.
+    pub(crate) fn closing(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.video.closed()
+    }
+
+    /// Ends this table's never-ending streams: the broadcaster is shutting down.
+    pub(crate) fn shut_down(&self) {
+        self.video.close();
+    }
+
+    /// One checked unit from the table's camera: relayed to every viewer, and into the
+    /// round's clip while one is recorded.
+    pub(crate) fn video_unit(&self, unit: &pb::VideoAccessUnit) {
+        self.video.relay(unit);
+        if let Some(clips) = self.clips.get() {
+            clips.unit(unit);
+        }
+    }
+
+    /// Starts recording a clip of every round into `store` (once; later calls keep the
+    /// first).
+    pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
+        if self.clips.get().is_none() {
+            let clips = TableClips::new(Arc::clone(store));
+            if self.clips.set(Arc::clone(&clips)).is_ok() {
+                tokio::spawn(clips.run(self.handle.clone(), Arc::clone(&self.video)));
+            }
+        }
     }
 
     pub fn config(&self) -> &TableConfig {

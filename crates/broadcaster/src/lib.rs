@@ -6,11 +6,14 @@
 //! - **TableService** (role `croupier`): each request is read strictly, turned into a table
 //!   [`banco_table::Command`] whose `by` is the croupier's token subject, and submitted to
 //!   the table's actor with the request's `command_id`; the reply carries the table's state
-//!   after it, or the table's refusal. `WatchTable` streams the state after every change.
-//! - **PlayerService** (role `player`), first calls: `ListTables`, `PlaceBets`,
-//!   `ClearBets`, `Rebet`, `GetBalance`, `LastResults`. The player is always the token's subject. The other
-//!   calls (subscription fan-out, seats, history, chat, video) answer UNIMPLEMENTED.
-//! - [`serve`]: both services with gRPC health and reflection, plaintext only on loopback.
+//!   after it, or the table's refusal. `WatchTable` streams the state after every change
+//!   (also to role `service`: the camera's overlay).
+//! - **PlayerService** (role `player`): the lobby, subscriptions, bets, seats, history,
+//!   balance, chat and live video. The player is always the token's subject.
+//! - [`serve`]: every service with gRPC health and reflection, plaintext only on loopback.
+//! - **VideoIngest** (role `service`) and `WatchVideo`: the table camera's H.264 relayed
+//!   to every viewer with a GOP cache and a keyframe-skip drop policy; a clip of every
+//!   round ([`ClipStore`]) uploaded to the archive with the round's record.
 //! - [`OutboxFile`]: an archive sink that appends each finished round as one JSON line,
 //!   until the archive service exists.
 //!
@@ -24,9 +27,12 @@ mod hosted;
 mod hub;
 mod outbox;
 mod player_service;
+mod routing;
 mod serve;
 mod subscribe;
+mod table_routes;
 mod table_service;
+mod video;
 mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
@@ -38,3 +44,4 @@ pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
 pub use serve::{ServeError, ServeOptions, serve};
 pub use table_service::TableServer;
+pub use video::clips::{CLIP_TAIL, ClipFile, ClipStore, ClipStoreError, clip_name};

@@ -1,5 +1,5 @@
-//! Serving TableService and PlayerService, each behind its role, with gRPC health and
-//! reflection.
+//! Serving TableService, PlayerService and VideoIngest, each behind its role, with gRPC
+//! health and reflection.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use banco_auth::{
 use banco_wire::FILE_DESCRIPTOR_SET;
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use banco_wire::pb::table_service_server::TableServiceServer;
+use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
@@ -18,7 +19,10 @@ use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
 use crate::player_service::PlayerServer;
 use crate::subscribe::PlayerRoutes;
+use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
+use crate::video::VideoIngestServer;
+use crate::video::clips::ClipStore;
 
 /// How to serve.
 #[derive(Debug)]
@@ -41,6 +45,8 @@ pub struct ServeOptions {
     /// Threads that serve connections, each with its own single-threaded runtime (default:
     /// one per core). See `serve`.
     pub io_threads: usize,
+    /// Where a clip of every round is recorded (`None`: no clips).
+    pub clips: Option<Arc<ClipStore>>,
 }
 
 impl ServeOptions {
@@ -54,6 +60,7 @@ impl ServeOptions {
             tls: None,
             fanout: FanoutLimits::default(),
             io_threads: std::thread::available_parallelism().map_or(2, usize::from),
+            clips: None,
         }
     }
 }
@@ -113,17 +120,30 @@ pub async fn serve(
     health
         .set_serving::<PlayerServiceServer<PlayerServer>>()
         .await;
+    health
+        .set_serving::<VideoIngestService<VideoIngestServer>>()
+        .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()?;
     for table in tables.all() {
         table.start_hub(&options.currency, options.fanout).await?;
+        if let Some(clips) = &options.clips {
+            table.start_clips(clips);
+        }
     }
     let croupiers = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Croupier]);
+    // The camera's publisher watches the table for its overlay, and may do nothing else.
+    let watchers = AuthInterceptor::new(
+        Arc::clone(&options.verifier),
+        &[Role::Croupier, Role::Service],
+    );
+    let services = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Service]);
     let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
-    let table_service = TableServer::new(Arc::clone(&tables));
+    let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
+    let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
     let player_service = Arc::new(PlayerServer::new(
-        tables,
+        Arc::clone(&tables),
         options.welcome_credit,
         options.currency,
     ));
@@ -131,16 +151,26 @@ pub async fn serve(
         %addr,
         tables = count,
         tls = options.tls.is_some(),
-        "broadcaster serving TableService and PlayerService"
+        "broadcaster serving TableService, PlayerService and VideoIngest"
     );
     let router = builder
         .add_service(health_service)
         .add_service(reflection)
+        .add_service(TableRoutes::new(table_service, croupiers, watchers))
+        .add_service(PlayerRoutes::new(player_service, players))
         .add_service(InterceptedService::new(
-            TableServiceServer::new(table_service),
-            croupiers,
-        ))
-        .add_service(PlayerRoutes::new(player_service, players));
+            VideoIngestService::new(video_ingest),
+            services,
+        ));
+    // Video and WatchTable streams never end by themselves: end them first, so that
+    // connections drain.
+    let closing = Arc::clone(&tables);
+    let shutdown = async move {
+        shutdown.await;
+        for table in closing.all() {
+            table.shut_down();
+        }
+    };
     let threads = options.io_threads.max(1);
     if threads == 1
         && tokio::runtime::Handle::current().runtime_flavor()

@@ -301,10 +301,18 @@ impl pb::table_service_server::TableService for TableServer {
             receiver,
             table,
         };
-        let stream = futures::stream::unfold(Some(watch), |watch| async move {
-            let mut watch = watch?;
-            match watch.next().await {
-                Some(Ok(state)) => Some((Ok(state), Some(watch))),
+        // Ends when the broadcaster shuts down, so that its connections can drain (the
+        // camera's overlay keeps one open for as long as it runs).
+        let closing = Box::pin(watch.table.closing());
+        let stream = futures::stream::unfold(Some((watch, closing)), |state| async move {
+            let (mut watch, mut closing) = state?;
+            let next = tokio::select! {
+                biased;
+                () = &mut closing => return None,
+                next = watch.next() => next,
+            };
+            match next {
+                Some(Ok(state)) => Some((Ok(state), Some((watch, closing)))),
                 // The stream ends after an error.
                 Some(Err(status)) => Some((Err(status), None)),
                 None => None,

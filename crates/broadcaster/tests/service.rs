@@ -295,25 +295,39 @@ async fn roles_and_tokens_are_checked() {
         .unwrap();
     assert_eq!(unknown.code(), Code::NotFound);
     // A player cannot mute anyone: MutePlayer is the croupier's.
+    let mute_bob = || pb::MutePlayerRequest {
+        table_id: t01(),
+        command_id: id(),
+        player_id: "bob".to_owned(),
+        minutes: 5,
+        reason: "spam".to_owned(),
+    };
     let denied =
         TableServiceClient::with_interceptor(h.channel.clone(), h.token("pia", Role::Player))
-            .mute_player(pb::MutePlayerRequest {
-                table_id: t01(),
-                command_id: id(),
-                player_id: "bob".to_owned(),
-                minutes: 5,
-                reason: "spam".to_owned(),
-            })
+            .mute_player(mute_bob())
             .await
             .unwrap_err();
     assert_eq!(denied.code(), Code::PermissionDenied);
-    let later = h
+    // WatchVideo is a player's; an unknown table is named.
+    let unknown = h
         .player("pia")
-        .watch_video(pb::WatchVideoRequest { table_id: t01() })
+        .watch_video(pb::WatchVideoRequest {
+            table_id: "T99".to_owned(),
+        })
         .await
         .err()
         .unwrap();
-    assert_eq!(later.code(), Code::Unimplemented);
+    assert_eq!(unknown.code(), Code::NotFound);
+    // The camera's service token may watch the table (for its overlay), and do nothing
+    // else there.
+    let mut camera =
+        TableServiceClient::with_interceptor(h.channel.clone(), h.token("camera", Role::Service));
+    camera
+        .watch_table(pb::WatchTableRequest { table_id: t01() })
+        .await
+        .unwrap();
+    let denied = camera.mute_player(mute_bob()).await.unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
     h.stop().await;
 }
 

@@ -32,6 +32,31 @@ pub(crate) struct ArchiveArgs {
     /// unsigned rounds are accepted and signatures are not checked.
     #[arg(long, value_name = "FILE")]
     table_key_pub: Vec<PathBuf>,
+    /// Folder that keeps each round's video clip (uploaded by the broadcaster, served to
+    /// auditors by GetClip). Default: `clips` beside the SQLite file (with PostgreSQL,
+    /// `./clips`).
+    #[arg(long, value_name = "DIR")]
+    clips: Option<PathBuf>,
+}
+
+impl ArchiveArgs {
+    fn clips_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.clips {
+            return dir.clone();
+        }
+        let sqlite_file = self
+            .db
+            .strip_prefix("sqlite://")
+            .or_else(|| self.db.strip_prefix("sqlite:"))
+            .map(|rest| rest.split('?').next().unwrap_or(rest));
+        match sqlite_file
+            .map(std::path::Path::new)
+            .and_then(std::path::Path::parent)
+        {
+            Some(dir) => dir.join("clips"),
+            None => PathBuf::from("clips"),
+        }
+    }
 }
 
 pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
@@ -66,6 +91,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
             store: store.clone(),
             table_keys,
             tls,
+            clips: Some(args.clips_dir()),
         };
         serve(listener, options, async {
             let _ = tokio::signal::ctrl_c().await;

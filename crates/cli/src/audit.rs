@@ -108,6 +108,14 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         table: Option<String>,
     },
+    /// Fetch a round's video clip (MP4) into `--out`, checking its size and SHA-256
+    /// against the round's archive record; exit 1 (and keep no file) if they differ.
+    Video {
+        /// The round, e.g. `T01-S0001-H004`.
+        round: String,
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -197,6 +205,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     let returned = b.settlement.as_ref().map_or(0, |s| s.returned_minor);
                     writeln!(out, "bet {} {} stake {} returned {} refunded {}", b.player_id, kind, b.stake_minor, returned, b.refunded_minor)?;
                 }
+                if let Some(clip) = &r.clip {
+                    writeln!(out, "clip {}  {} bytes  sha256 {}", clip.path, clip.size_bytes, hex(&clip.sha256))?;
+                }
                 writeln!(out, "prev_hash {}\nhash {}\nkey_id {}", hex(&r.prev_hash), hex(&r.hash), r.key_id)?;
             }
             AuditCommand::Shoe { id } => {
@@ -268,6 +279,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     out.write_all(&chunk.data)?;
                 }
             }
+            AuditCommand::Video { round, out: path } => {
+                return fetch_clip(&mut client, round, path, &mut out).await;
+            }
             AuditCommand::Verify { table } => {
                 let v = client
                     .verify(pb::VerifyRequest { table_id: table.clone().unwrap_or_default() })
@@ -286,4 +300,71 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `banco audit video`: the clip into `<path>.part`, hashed as it arrives, kept as `path`
+/// only if it is the clip the round's record names.
+async fn fetch_clip(
+    client: &mut ArchiveServiceClient<
+        tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerToken>,
+    >,
+    round: &str,
+    path: &std::path::Path,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<ExitCode> {
+    use sha2::{Digest as _, Sha256};
+    let record = client
+        .get_round(pb::GetRoundRequest {
+            round_id: round.to_owned(),
+        })
+        .await?
+        .into_inner();
+    let Some(clip) = record.clip else {
+        anyhow::bail!("round {round} has no clip in the archive");
+    };
+    let mut part_name = path.as_os_str().to_owned();
+    part_name.push(".part");
+    let part = PathBuf::from(part_name);
+    let mut file = std::fs::File::create(&part)
+        .with_context(|| format!("--out {}: cannot write", path.display()))?;
+    let mut stream = client
+        .get_clip(pb::GetClipRequest {
+            round_id: round.to_owned(),
+        })
+        .await?
+        .into_inner();
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    while let Some(chunk) = stream.message().await? {
+        anyhow::ensure!(
+            chunk.offset == size,
+            "the archive sent bytes at offset {} where {size} was due",
+            chunk.offset
+        );
+        hasher.update(&chunk.data);
+        file.write_all(&chunk.data)?;
+        size += chunk.data.len() as u64;
+    }
+    file.sync_all()?;
+    drop(file);
+    let sha256 = hasher.finalize().to_vec();
+    if size != clip.size_bytes || sha256 != clip.sha256 {
+        let _ = std::fs::remove_file(&part);
+        writeln!(
+            out,
+            "MISMATCH: the clip of round {round} has {size} bytes with sha256 {}; its record says {} bytes with sha256 {}",
+            hex(&sha256),
+            clip.size_bytes,
+            hex(&clip.sha256)
+        )?;
+        return Ok(ExitCode::FAILURE);
+    }
+    std::fs::rename(&part, path).with_context(|| format!("--out {}", path.display()))?;
+    writeln!(
+        out,
+        "clip of round {round}: {size} bytes, sha256 {}: matches the archive record; written to {}",
+        hex(&sha256),
+        path.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
-use banco_broadcaster::{ArchiveClient, HostedTable, OutboxFile, ServeOptions, serve};
+use banco_broadcaster::{ArchiveClient, ClipStore, HostedTable, OutboxFile, ServeOptions, serve};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{
@@ -73,6 +73,14 @@ pub(crate) struct BroadcasterArgs {
     /// A file of words masked in the table chat, one per line (`#` starts a comment).
     #[arg(long, value_name = "FILE")]
     chat_blocked_words: Option<PathBuf>,
+    /// Folder for a clip of every round (`<round_id>.mp4`, betting closed to result, from
+    /// the video published to VideoIngest); with `--archive`, each is uploaded with its
+    /// round. Default: `<data-dir>/clips`.
+    #[arg(long, value_name = "DIR")]
+    clips_dir: Option<PathBuf>,
+    /// Record no round clips.
+    #[arg(long, conflicts_with = "clips_dir")]
+    no_clips: bool,
     /// Folder for the table's journal and outbox (under `<data-dir>/<table>/`).
     #[arg(long, default_value = "data")]
     data_dir: PathBuf,
@@ -217,6 +225,15 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             )
             .with_context(|| format!("--validator {}", args.validator))?,
         );
+        let clips = if args.no_clips {
+            None
+        } else {
+            let dir = args
+                .clips_dir
+                .clone()
+                .unwrap_or_else(|| args.data_dir.join("clips"));
+            Some(ClipStore::open(&dir)?)
+        };
         let archive = match &args.archive {
             Some(url) => {
                 let tls = args
@@ -224,10 +241,13 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .map(ClientTls::from_ca_pem_file)
                     .transpose()?;
-                Some(Arc::new(
+                let mut client =
                     ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
-                        .with_context(|| format!("--archive {url}"))?,
-                ))
+                        .with_context(|| format!("--archive {url}"))?;
+                if let Some(clips) = &clips {
+                    client = client.with_clips(Arc::clone(clips));
+                }
+                Some(Arc::new(client))
             }
             None => None,
         };
@@ -281,6 +301,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.welcome_credit = args.welcome_credit;
         options.currency.clone_from(&args.currency);
         options.tls = tls;
+        options.clips = clips;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         for task in tasks {

@@ -15,6 +15,7 @@ mod judge;
 mod odds;
 mod player;
 mod roads;
+mod stream;
 mod token;
 mod validator;
 
@@ -52,6 +53,9 @@ enum Command {
     Croupier(croupier::CroupierArgs),
     /// The reference player client: lobby, live events, bets, history, balance, chat.
     Player(player::PlayerArgs),
+    /// The table camera (or a test pattern) with the round overlay, as low-latency H.264
+    /// published to the broadcaster; reconnects by itself.
+    Stream(Box<stream::StreamArgs>),
     /// Simulated players that watch and bet like people, for demos and load.
     Bots(bots::BotsArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit::run(&args),
         Command::Player(args) => player::run(&args),
         Command::Bots(args) => bots::run(&args),
+        Command::Stream(args) => stream::run(&args),
         Command::Bench(command) => bench::run(&command),
     };
     match result {

@@ -14,6 +14,7 @@ use crate::error::ArchiveError;
 
 pub(crate) mod aggregate;
 mod append;
+mod clips;
 mod group;
 mod known;
 mod schema;
@@ -21,6 +22,7 @@ mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
 pub use append::{Appended, ExportLines, LastLink, OwnedRound};
+pub use clips::{ClipPut, ClipRow};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 
 /// The pool of either backend.

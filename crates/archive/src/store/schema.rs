@@ -132,6 +132,15 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE bets;
     ALTER TABLE bets_by_round RENAME TO bets;
     CREATE INDEX bets_player ON bets (player_id, finished_at, round_id)",
+    // 5: each round's video clip: the file's name in the clip folder, its size and
+    // SHA-256 (hex). Beside the round, not in it: the table's signed record does not
+    // cover the clip.
+    "CREATE TABLE clips (
+        round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
+        path TEXT NOT NULL,
+        size_bytes BIGINT NOT NULL,
+        sha256 TEXT NOT NULL
+    )",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.

@@ -1,5 +1,7 @@
-//! The codec of the Subscribe route: events leave as the bytes the hub encoded once for
-//! every subscriber; only the request is decoded.
+//! The codec of the Subscribe and WatchVideo routes: events and video units leave as the
+//! bytes encoded once for every subscriber; only the request is decoded.
+
+use std::marker::PhantomData;
 
 use banco_wire::pb;
 use bytes::{BufMut as _, Bytes};
@@ -10,21 +12,45 @@ use tonic_prost::ProstDecoder;
 /// Bytes a subscriber's encode buffer starts with (it grows for a large snapshot).
 const EVENT_BUFFER: usize = 512;
 
+/// A viewer's encode buffer: most video units fit without growing it.
+const VIDEO_BUFFER: usize = 64 * 1024;
+
 /// Queued events are sent together up to this many bytes (tonic's default).
 const YIELD_THRESHOLD: usize = 32 * 1024;
 
-/// Writes pre-encoded `TableEvent`s as they are; decodes `SubscribeRequest`s.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct EncodedEventsCodec;
+/// Writes pre-encoded messages as they are; decodes requests of type `D`.
+#[derive(Debug)]
+pub(crate) struct PreEncodedCodec<D> {
+    buffer: usize,
+    request: PhantomData<fn() -> D>,
+}
 
-impl Codec for EncodedEventsCodec {
+/// Subscribe: pre-encoded `TableEvent`s.
+pub(crate) fn events_codec() -> PreEncodedCodec<pb::SubscribeRequest> {
+    PreEncodedCodec {
+        buffer: EVENT_BUFFER,
+        request: PhantomData,
+    }
+}
+
+/// WatchVideo: pre-encoded `VideoAccessUnit`s.
+pub(crate) fn video_codec() -> PreEncodedCodec<pb::WatchVideoRequest> {
+    PreEncodedCodec {
+        buffer: VIDEO_BUFFER,
+        request: PhantomData,
+    }
+}
+
+impl<D: prost::Message + Default + Send + 'static> Codec for PreEncodedCodec<D> {
     type Encode = Bytes;
-    type Decode = pb::SubscribeRequest;
+    type Decode = D;
     type Encoder = PreEncoded;
-    type Decoder = ProstDecoder<pb::SubscribeRequest>;
+    type Decoder = ProstDecoder<D>;
 
     fn encoder(&mut self) -> PreEncoded {
-        PreEncoded
+        PreEncoded {
+            buffer: self.buffer,
+        }
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -33,8 +59,10 @@ impl Codec for EncodedEventsCodec {
 }
 
 /// Copies an already encoded message into the frame.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PreEncoded;
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PreEncoded {
+    buffer: usize,
+}
 
 impl Encoder for PreEncoded {
     type Item = Bytes;
@@ -48,6 +76,6 @@ impl Encoder for PreEncoded {
     /// Events are tens of bytes: tonic's default 8 KiB buffer per stream was most of a
     /// subscriber's memory (measured 9.5 KB each at 10,000 subscribers).
     fn buffer_settings(&self) -> BufferSettings {
-        BufferSettings::new(EVENT_BUFFER, YIELD_THRESHOLD)
+        BufferSettings::new(self.buffer, YIELD_THRESHOLD)
     }
 }

@@ -1,9 +1,8 @@
-//! PlayerService as served: the generated service for every call but Subscribe, which
-//! goes through [`EncodedEventsCodec`] so that the hub's bytes are sent as they are.
+//! PlayerService as served: the generated service for every call but Subscribe and
+//! WatchVideo, which go through a pre-encoded codec so that the bytes encoded once for
+//! every subscriber (the hub's events, the relay's video units) are sent as they are.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use banco_auth::AuthInterceptor;
 use banco_wire::pb;
@@ -11,18 +10,20 @@ use banco_wire::pb::player_service_server::PlayerServiceServer;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use tonic::body::Body;
-use tonic::server::{NamedService, ServerStreamingService};
+use tonic::server::ServerStreamingService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
-use tower_service::Service;
 
 use super::EventBytes;
-use super::codec::EncodedEventsCodec;
+use super::codec::{events_codec, video_codec};
 use crate::player_service::PlayerServer;
+use crate::routing::{RouteFuture, forward};
 
 const SUBSCRIBE: &str = "/banco.v1.PlayerService/Subscribe";
+const WATCH_VIDEO: &str = "/banco.v1.PlayerService/WatchVideo";
 
-/// The PlayerService router: authentication for every call, Subscribe pre-encoded.
+/// The PlayerService router: authentication for every call, Subscribe and WatchVideo
+/// pre-encoded.
 #[derive(Clone)]
 pub(crate) struct PlayerRoutes {
     server: Arc<PlayerServer>,
@@ -43,35 +44,30 @@ impl PlayerRoutes {
     }
 }
 
-impl NamedService for PlayerRoutes {
-    const NAME: &'static str = <PlayerServiceServer<PlayerServer> as NamedService>::NAME;
-}
+crate::routing::routed_service!(PlayerRoutes, PlayerServiceServer<PlayerServer>);
 
-impl Service<http::Request<Body>> for PlayerRoutes {
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<http::Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+impl PlayerRoutes {
+    fn route(&mut self, request: http::Request<Body>) -> RouteFuture {
         if request.uri().path() == SUBSCRIBE {
             let call = SubscribeCall {
                 server: Arc::clone(&self.server),
                 auth: self.auth.clone(),
             };
             Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(EncodedEventsCodec);
+                let mut grpc = tonic::server::Grpc::new(events_codec());
+                Ok(grpc.server_streaming(call, request).await)
+            })
+        } else if request.uri().path() == WATCH_VIDEO {
+            let call = WatchVideoCall {
+                server: Arc::clone(&self.server),
+                auth: self.auth.clone(),
+            };
+            Box::pin(async move {
+                let mut grpc = tonic::server::Grpc::new(video_codec());
                 Ok(grpc.server_streaming(call, request).await)
             })
         } else {
-            let mut generated = self.generated.clone();
-            Box::pin(async move {
-                let response = generated.call(request).await?;
-                Ok(response.map(Body::new))
-            })
+            forward(self.generated.clone(), request)
         }
     }
 }
@@ -93,6 +89,27 @@ impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
             let player = caller?.sub;
             let stream = super::open(&server, &player, request.into_inner()).await?;
             Ok(Response::new(stream))
+        })
+    }
+}
+
+struct WatchVideoCall {
+    server: Arc<PlayerServer>,
+    auth: AuthInterceptor,
+}
+
+impl ServerStreamingService<pb::WatchVideoRequest> for WatchVideoCall {
+    type Response = Bytes;
+    type ResponseStream = crate::video::VideoBytes;
+    type Future = BoxFuture<'static, Result<Response<crate::video::VideoBytes>, Status>>;
+
+    fn call(&mut self, request: Request<pb::WatchVideoRequest>) -> Self::Future {
+        let server = Arc::clone(&self.server);
+        let caller = self.auth.authenticate(&request);
+        Box::pin(async move {
+            caller?;
+            let table = server.table(&request.get_ref().table_id)?;
+            Ok(Response::new(table.video().watch()))
         })
     }
 }

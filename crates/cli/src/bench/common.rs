@@ -67,7 +67,7 @@ pub(super) async fn start_validator(
 
 /// The `q` quantile (0 < q ≤ 1) of sorted values, by the nearest-rank method; `None` when
 /// there are none.
-pub(super) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+pub(crate) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -209,7 +209,7 @@ pub(super) fn cpu_of(pid: Option<u32>) -> anyhow::Result<Duration> {
 
 /// utime + stime of a `/proc/*/stat` line: fields 14 and 15, counted after the command
 /// name (which may hold spaces), in USER_HZ ticks (100 a second on Linux).
-fn parse_cpu(stat: &str) -> Option<Duration> {
+pub(super) fn parse_cpu(stat: &str) -> Option<Duration> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     let mut fields = after_name.split_whitespace().skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;

@@ -4,6 +4,8 @@
 //! - `bets`: PlaceBets acknowledgements from an in-process broadcaster ([`bets`]).
 //! - `archive`: the archive's ingest (many tables appending at once), Stats, export,
 //!   bytes on disk and Verify, on SQLite or PostgreSQL ([`archive`]).
+//! - `video`: `banco stream` at 720p30 to many viewers: encoder frames per second,
+//!   capture-to-viewer delay, CPU ([`video`]).
 //! - `fanout`: the time from the table accepting a card to each of many subscribers, in
 //!   another process, receiving it; optionally the same through a NATS server ([`fanout`]).
 //!
@@ -13,11 +15,12 @@
 
 mod archive;
 mod bets;
-mod common;
+pub(crate) mod common;
 mod fanout;
 mod nats;
 mod subscribers;
 mod validator;
+mod video;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +57,9 @@ pub(crate) enum BenchCommand {
     /// The archive: ingest from many tables at once, Stats, export, bytes per round on
     /// disk and Verify, on a temporary SQLite file or `--db postgres://…`.
     Archive(archive::ArchiveArgs),
+    /// Live video: `banco stream` at 720p30 into an in-process broadcaster and many
+    /// viewers; encoder frames per second, capture-to-viewer delay, CPU.
+    Video(video::VideoArgs),
     /// The subscribers of `bench fanout` (started by it, in a child process).
     #[command(hide = true)]
     FanoutSubscribers(subscribers::SubscribersArgs),
@@ -73,6 +79,7 @@ pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
         } => runtime.block_on(bets::bench_bets(players, bets_per_player, concurrency))?,
         BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
         BenchCommand::Archive(args) => runtime.block_on(archive::run(args))?,
+        BenchCommand::Video(args) => runtime.block_on(video::run(args))?,
         BenchCommand::FanoutSubscribers(args) => runtime.block_on(subscribers::run(args))?,
     }
     Ok(ExitCode::SUCCESS)

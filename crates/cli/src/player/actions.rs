@@ -42,6 +42,7 @@ pub(crate) fn check(command: &PlayerCommand) -> anyhow::Result<Checked> {
         PlayerCommand::Chat { text } if text.join(" ").trim().is_empty() => {
             bail!("chat: the text is empty")
         }
+        PlayerCommand::Video(video) => video.check()?,
         _ => {}
     }
     Ok(checked)
@@ -216,6 +217,7 @@ pub(crate) async fn run(
             )?;
             seat_reply(&reply)
         }
+        PlayerCommand::Video(args) => super::video::run(client, table, args).await,
         PlayerCommand::Pass { round } => {
             let round_id = round_for_bets(&mut client, table, round.as_deref()).await?;
             let request = pb::PassHandRequest {

@@ -11,6 +11,7 @@ mod history;
 mod lobby;
 pub(crate) mod render;
 mod round;
+pub(crate) mod video;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
@@ -119,6 +120,9 @@ pub(crate) enum PlayerCommand {
     },
     /// Leave your seat.
     LeaveSeat,
+    /// The table's live video: `--out FILE` writes MP4 (decoding every frame), `--probe`
+    /// prints each frame's capture-to-receipt delay.
+    Video(video::VideoArgs),
     /// Sit this round out (a seated player, within 15 s of betting opening).
     Pass {
         /// The round (default: the one open for betting).

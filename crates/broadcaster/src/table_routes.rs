@@ -1,0 +1,52 @@
+//! TableService as served: every command for croupiers only; WatchTable, which changes
+//! nothing, also for services (the camera's publisher draws the round on the picture).
+
+use std::sync::Arc;
+
+use banco_auth::AuthInterceptor;
+use banco_wire::pb::table_service_server::TableServiceServer;
+use tonic::body::Body;
+use tonic::service::interceptor::InterceptedService;
+
+use crate::routing::{RouteFuture, forward};
+use crate::table_service::TableServer;
+
+const WATCH_TABLE: &str = "/banco.v1.TableService/WatchTable";
+
+type Guarded = InterceptedService<TableServiceServer<TableServer>, AuthInterceptor>;
+
+/// The TableService router: one interceptor for commands, a wider one for WatchTable.
+#[derive(Clone)]
+pub(crate) struct TableRoutes {
+    commands: Guarded,
+    watch: Guarded,
+}
+
+impl TableRoutes {
+    pub(crate) fn new(
+        server: Arc<TableServer>,
+        croupiers: AuthInterceptor,
+        watchers: AuthInterceptor,
+    ) -> TableRoutes {
+        TableRoutes {
+            commands: InterceptedService::new(
+                TableServiceServer::from_arc(Arc::clone(&server)),
+                croupiers,
+            ),
+            watch: InterceptedService::new(TableServiceServer::from_arc(server), watchers),
+        }
+    }
+}
+
+crate::routing::routed_service!(TableRoutes, TableServiceServer<TableServer>);
+
+impl TableRoutes {
+    fn route(&mut self, request: http::Request<Body>) -> RouteFuture {
+        let service = if request.uri().path() == WATCH_TABLE {
+            self.watch.clone()
+        } else {
+            self.commands.clone()
+        };
+        forward(service, request)
+    }
+}

@@ -1,0 +1,19 @@
+//! Live video: the table camera's access units in through VideoIngest, out to every
+//! viewer through WatchVideo.
+//!
+//! - [`ingest`]: Publish, role `service`; one publisher per table; each unit checked
+//!   strictly (table, codec, Annex-B, keyframes with their SPS/PPS, sequence increasing).
+//! - [`relay`]: per table, the current GOP (from the last keyframe) and a broadcast of
+//!   each unit, encoded to protobuf once for every viewer.
+//! - [`viewer`]: one viewer's stream: the GOP first, so the picture appears at once, then
+//!   live units; a viewer that falls behind skips to the next keyframe, alone.
+//! - [`clips`]: an MP4 of every round, betting closed to result, for the archive.
+
+pub(crate) mod clips;
+pub(crate) mod ingest;
+pub(crate) mod relay;
+mod viewer;
+
+pub(crate) use ingest::VideoIngestServer;
+pub(crate) use relay::VideoRelay;
+pub(crate) use viewer::VideoBytes;

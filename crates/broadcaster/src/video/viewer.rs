@@ -1,0 +1,81 @@
+//! One viewer's stream and its drop policy.
+//!
+//! The viewer reads the relay's broadcast at its own pace. When it is more than
+//! [`LAG_LIMIT`] units behind the newest (its connection is slow or stalled), or the
+//! broadcast has overwritten units it had not read, it drops everything up to the next
+//! keyframe: the picture jumps forward to live instead of playing late, and a decoder can
+//! resume there. The relay never waits for a viewer, so one slow viewer costs the others
+//! and the encoder nothing. Sequence numbers are relayed unchanged: a viewer sees where
+//! its jumps were.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::Stream;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tonic::Status;
+
+use super::relay::{LAG_LIMIT, Relayed};
+
+/// A viewer's stream of encoded `VideoAccessUnit`s.
+pub(crate) type VideoBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
+
+struct Viewer {
+    backlog: std::vec::IntoIter<Arc<Relayed>>,
+    receiver: broadcast::Receiver<Arc<Relayed>>,
+    /// Dropping units until a keyframe (also before the first one).
+    skipping: bool,
+}
+
+pub(super) fn stream(
+    backlog: Vec<Arc<Relayed>>,
+    receiver: broadcast::Receiver<Arc<Relayed>>,
+    closed: impl Future<Output = ()> + Send + 'static,
+) -> VideoBytes {
+    let viewer = Viewer {
+        // The backlog, when there is one, starts with a keyframe.
+        skipping: backlog.is_empty(),
+        backlog: backlog.into_iter(),
+        receiver,
+    };
+    let closed: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(closed);
+    Box::pin(futures::stream::unfold(
+        (viewer, closed),
+        |(mut viewer, mut closed)| async move {
+            let unit = tokio::select! {
+                biased;
+                () = &mut closed => return None,
+                unit = viewer.next() => unit?,
+            };
+            Some((Ok(unit), (viewer, closed)))
+        },
+    ))
+}
+
+impl Viewer {
+    async fn next(&mut self) -> Option<Bytes> {
+        if let Some(unit) = self.backlog.next() {
+            return Some(unit.encoded.clone());
+        }
+        loop {
+            match self.receiver.recv().await {
+                Ok(unit) if unit.keyframe => {
+                    self.skipping = false;
+                    return Some(unit.encoded.clone());
+                }
+                Ok(_) if self.skipping => {}
+                Ok(unit) => {
+                    if self.receiver.len() > LAG_LIMIT {
+                        self.skipping = true;
+                    } else {
+                        return Some(unit.encoded.clone());
+                    }
+                }
+                Err(RecvError::Lagged(_)) => self.skipping = true,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! `banco stream`: the table camera (or a moving test pattern) with the round burnt in,
+//! encoded to low-latency H.264 and published to the broadcaster's VideoIngest.
+//!
+//! Three tasks: the GStreamer pipeline (its own threads), which hands each access unit to
+//! the publisher without waiting; the publisher, which keeps one Publish stream open and
+//! reconnects by itself; and the overlay, which watches the table (WatchTable, with the
+//! same service token) and redraws the text four times a second for the countdown.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, bail};
+use banco_auth::BearerToken;
+use banco_streaming::{Encoder, EncoderConfig, Overlay, Publisher, VideoSource};
+use banco_wire::pb;
+use banco_wire::pb::table_service_client::TableServiceClient;
+use tonic::transport::Channel;
+
+use crate::player::connect::{ServerArgs, is_permanent, read_token};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct StreamArgs {
+    /// The table whose camera this is.
+    #[arg(long, default_value = "T01")]
+    table: String,
+    #[command(flatten)]
+    server: ServerArgs,
+    /// File holding a `service` token (`banco token issue --role service --sub camera-T01`).
+    #[arg(long)]
+    token_file: PathBuf,
+    /// A V4L2 camera, e.g. /dev/video0 (default: a moving test pattern).
+    #[arg(long, value_name = "DEVICE")]
+    camera: Option<PathBuf>,
+    #[command(flatten)]
+    encode: EncodeArgs,
+    /// Do not watch the table: the picture carries no round overlay.
+    #[arg(long)]
+    no_overlay: bool,
+    /// Stop once this many units reached the broadcaster (tests, demos); default: run
+    /// until interrupted.
+    #[arg(long, value_name = "N")]
+    frames: Option<u64>,
+}
+
+/// How the picture is encoded (`banco stream`'s flags, which `banco bench video` passes on).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EncodeArgs {
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    #[arg(long, default_value_t = 30)]
+    pub(crate) fps: u32,
+    #[arg(long, default_value_t = 2_500)]
+    bitrate_kbps: u32,
+    /// Frames from one keyframe to the next: how long a new viewer may wait for a picture
+    /// (the broadcaster's cache makes it appear at once) and how far a lagging one skips.
+    #[arg(long, default_value_t = 30, value_name = "FRAMES")]
+    keyframe_interval: u32,
+    /// x264 (`x264enc tune=zerolatency`), openh264, or auto (x264 when installed).
+    #[arg(long, default_value = "auto")]
+    encoder: String,
+}
+
+impl EncodeArgs {
+    /// `config` with these settings, checked.
+    pub(crate) fn apply(&self, mut config: EncoderConfig) -> anyhow::Result<EncoderConfig> {
+        config.width = self.width;
+        config.height = self.height;
+        config.fps = self.fps;
+        config.bitrate_kbps = self.bitrate_kbps;
+        config.keyframe_interval = self.keyframe_interval;
+        config.encoder = self.encoder.parse()?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// The same settings as `banco stream` flags.
+    pub(crate) fn flags(&self) -> Vec<String> {
+        [
+            ("--width", self.width.to_string()),
+            ("--height", self.height.to_string()),
+            ("--fps", self.fps.to_string()),
+            ("--bitrate-kbps", self.bitrate_kbps.to_string()),
+            ("--keyframe-interval", self.keyframe_interval.to_string()),
+            ("--encoder", self.encoder.clone()),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_owned(), value])
+        .collect()
+    }
+
+    /// The settings as an encoder configuration for `table`.
+    pub(crate) fn config(&self, table: &str) -> anyhow::Result<EncoderConfig> {
+        self.apply(EncoderConfig::new(table))
+    }
+
+    /// One line for a report: `1280x720 at 30 fps, 2500 kbit/s, keyframe every 30 frames`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{}x{} at {} fps, {} kbit/s, keyframe every {} frames",
+            self.width, self.height, self.fps, self.bitrate_kbps, self.keyframe_interval
+        )
+    }
+}
+
+impl StreamArgs {
+    fn config(&self) -> anyhow::Result<EncoderConfig> {
+        let mut config = EncoderConfig::new(&self.table);
+        config.source = match &self.camera {
+            Some(device) => VideoSource::Camera(device.clone()),
+            None => VideoSource::TestPattern,
+        };
+        self.encode.apply(config)
+    }
+}
+
+pub(crate) fn run(args: &StreamArgs) -> anyhow::Result<ExitCode> {
+    let config = args.config()?;
+    if args.frames == Some(0) {
+        bail!("--frames 0: give at least 1");
+    }
+    let token = read_token(&args.token_file)?;
+    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    runtime.block_on(stream(args, &config, token))
+}
+
+async fn stream(
+    args: &StreamArgs,
+    config: &EncoderConfig,
+    token: BearerToken,
+) -> anyhow::Result<ExitCode> {
+    let channel = args.server.lazy_channel()?;
+    let publisher = Publisher::new();
+    let (failed, failure) = tokio::sync::oneshot::channel();
+    let deliver = {
+        let publisher = Arc::clone(&publisher);
+        let limit = args.frames;
+        move |unit: pb::VideoAccessUnit| {
+            publisher.offer(unit);
+            if limit.is_some_and(|n| publisher.stats().units_sent.load(Ordering::Relaxed) >= n) {
+                publisher.close();
+            }
+        }
+    };
+    let encoder = Arc::new(Encoder::start(config, deliver, move |e| {
+        let _ = failed.send(e);
+    })?);
+    eprintln!(
+        "banco stream: {} {}, to {}",
+        encoder.encoder_name(),
+        args.encode.describe(),
+        args.server.server
+    );
+    let overlay = (!args.no_overlay).then(|| {
+        tokio::spawn(draw_overlay(
+            channel.clone(),
+            token.clone(),
+            args.table.clone(),
+            Arc::clone(&encoder),
+        ))
+    });
+    let publishing = {
+        let encoder = Arc::clone(&encoder);
+        publisher.run(channel, token, move || encoder.force_keyframe())
+    };
+    tokio::pin!(publishing);
+    let mut failure = std::pin::pin!(failure);
+    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    // Each of these completes once and must not be polled again.
+    let (mut watching_failure, mut watching_interrupt) = (true, true);
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut publishing => break outcome,
+            error = &mut failure, if watching_failure => {
+                watching_failure = false;
+                if let Ok(error) = error {
+                    bail!("the camera pipeline stopped: {error}");
+                }
+            }
+            _ = &mut interrupted, if watching_interrupt => {
+                watching_interrupt = false;
+                // The broadcaster answers the stream's summary once it has the end.
+                publisher.close();
+            }
+        }
+    };
+    if let Some(overlay) = overlay {
+        overlay.abort();
+    }
+    let stats = publisher.stats();
+    match outcome {
+        Ok(summary) => {
+            println!(
+                "published {} units ({} keyframes, {} bytes) of table {}; the broadcaster saw {} missing; {} dropped here; {} connection(s)",
+                summary.units_received,
+                summary.keyframes,
+                summary.bytes_received,
+                args.table,
+                summary.sequence_gaps,
+                stats.units_dropped.load(Ordering::Relaxed),
+                stats.connections.load(Ordering::Relaxed),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(status) => bail!(
+            "the broadcaster refused the video: {:?}: {}",
+            status.code(),
+            status.message()
+        ),
+    }
+}
+
+/// Keeps the overlay in step with the table, reconnecting by itself; gives up only on an
+/// error another attempt cannot cure (the video goes on without the overlay).
+async fn draw_overlay(channel: Channel, token: BearerToken, table: String, encoder: Arc<Encoder>) {
+    let overlay = Arc::new(Mutex::new(Overlay::default()));
+    let redraw = {
+        let overlay = Arc::clone(&overlay);
+        let encoder = Arc::clone(&encoder);
+        let table = table.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                let text = lock(&overlay).text(&table, SystemTime::now());
+                encoder.set_overlay(&text);
+            }
+        })
+    };
+    let mut client = TableServiceClient::with_interceptor(channel, token);
+    let mut retry = Duration::from_millis(250);
+    loop {
+        let request = pb::WatchTableRequest {
+            table_id: table.clone(),
+        };
+        match client.watch_table(request).await {
+            Ok(response) => {
+                let mut states = response.into_inner();
+                retry = Duration::from_millis(250);
+                loop {
+                    match states.message().await {
+                        Ok(Some(state)) => {
+                            let mut overlay = lock(&overlay);
+                            overlay.update(state, SystemTime::now());
+                            encoder.set_overlay(&overlay.text(&table, SystemTime::now()));
+                        }
+                        Ok(None) => break,
+                        Err(status) => {
+                            eprintln!("banco stream: table watch lost: {}", status.message());
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(status) if is_permanent(status.code()) => {
+                eprintln!(
+                    "banco stream: no overlay: WatchTable refused: {:?}: {}",
+                    status.code(),
+                    status.message()
+                );
+                redraw.abort();
+                return;
+            }
+            // The broadcaster is down or restarting: the publisher says so already.
+            Err(_) => {}
+        }
+        tokio::time::sleep(retry).await;
+        retry = (retry * 2).min(Duration::from_secs(5));
+    }
+}
+
+fn lock(overlay: &Mutex<Overlay>) -> std::sync::MutexGuard<'_, Overlay> {
+    overlay
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,32 @@
+//! # banco-streaming
+//!
+//! The table's live video with GStreamer (DESIGN.md, "streaming"):
+//!
+//! - [`Encoder`]: the camera (V4L2) or a moving test pattern, with the round's state burnt
+//!   in ([`Overlay`]), encoded to low-latency H.264 (x264 `zerolatency`, or OpenH264) into
+//!   numbered access units that carry their capture time.
+//! - [`Publisher`]: sends the units to the broadcaster's VideoIngest and reconnects by
+//!   itself, starting each connection at a fresh keyframe; it never blocks the encoder.
+//! - [`Recorder`]: the viewer's end, and the broadcaster's round clips: units written to
+//!   MP4 without re-encoding and/or decoded (frame count and size).
+//!
+//! Every pipeline is built from explicit elements; a missing plugin is a
+//! [`StreamingError::MissingElement`] naming it, and bus errors are typed
+//! [`StreamingError::Pipeline`]s.
+
+mod encoder;
+mod error;
+pub mod h264;
+mod mp4_check;
+mod overlay;
+mod pipeline;
+mod publisher;
+mod recorder;
+
+pub use encoder::{Encoder, EncoderConfig, EncoderKind, VideoSource};
+pub use error::StreamingError;
+pub use mp4_check::decode_mp4;
+pub use overlay::Overlay;
+pub use pipeline::{has_element, init};
+pub use publisher::{Publisher, PublisherStats};
+pub use recorder::{Recorder, RecorderOptions, RecordingSummary};
