@@ -124,10 +124,7 @@ fn winner(raw: i32) -> &'static str {
 }
 
 pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
-    let token = std::fs::read_to_string(&args.token_file)
-        .with_context(|| format!("could not read {}", args.token_file.display()))?;
-    let bearer = BearerToken::new(token.trim())
-        .with_context(|| format!("{}: not a token", args.token_file.display()))?;
+    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
     let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use banco_auth::{BearerToken, ClientTls};
+use banco_auth::BearerToken;
 use banco_rules::Card;
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -125,10 +125,7 @@ pub(crate) enum CroupierCommand {
 type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
-    let token = std::fs::read_to_string(&args.token_file)
-        .with_context(|| format!("could not read {}", args.token_file.display()))?;
-    let bearer = BearerToken::new(token.trim())
-        .with_context(|| format!("{}: not a token", args.token_file.display()))?;
+    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
     let command_id = match &args.command_id {
         Some(id) => id.clone(),
         None => fresh_command_id()?,
@@ -146,26 +143,9 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
-/// `https://`. Each needs the other (tonic would send plaintext to `http://` even with a CA).
+/// `https://` (see [`banco_auth::client::endpoint`]).
 pub(crate) fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
-    let endpoint = Endpoint::from_shared(server.to_owned())
-        .with_context(|| format!("--server {server}: not a URL"))?;
-    let https = endpoint.uri().scheme_str() == Some("https");
-    match (ca_cert, https) {
-        (Some(ca), true) => {
-            let tls = ClientTls::from_ca_pem_file(ca)?;
-            endpoint
-                .tls_config(tls.config())
-                .with_context(|| format!("--ca-cert {}", ca.display()))
-        }
-        (None, false) => Ok(endpoint),
-        (None, true) => bail!(
-            "--server {server}: https needs --ca-cert (the CA that signed the broadcaster's certificate)"
-        ),
-        (Some(_), false) => {
-            bail!("--server {server}: --ca-cert is given, so use https:// (this URL is not)")
-        }
-    }
+    Ok(banco_auth::client::endpoint(server, ca_cert)?)
 }
 
 async fn send(
@@ -359,19 +339,7 @@ fn canonical(text: &str) -> anyhow::Result<String> {
 
 /// 128 random bits as a UUID-shaped string: a fresh command id or idempotency key.
 pub(crate) fn fresh_command_id() -> anyhow::Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+    banco_auth::client::fresh_id().map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))
 }
 
 fn enum_name<E: std::fmt::Debug>(value: Result<E, prost::UnknownEnumValue>) -> String {

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use banco_auth::BearerToken;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tonic::codegen::InterceptedService;
@@ -40,10 +39,7 @@ impl ServerArgs {
 
 /// The token in `path` (as `banco token issue` prints it) as a client interceptor.
 pub(crate) fn read_token(path: &Path) -> anyhow::Result<BearerToken> {
-    let token = std::fs::read_to_string(path)
-        .with_context(|| format!("--token-file {}: could not read it", path.display()))?;
-    BearerToken::new(token.trim())
-        .with_context(|| format!("--token-file {}: not a token", path.display()))
+    Ok(banco_auth::client::read_token_file(path)?.bearer)
 }
 
 pub(crate) fn client(channel: Channel, token: BearerToken) -> Client {
