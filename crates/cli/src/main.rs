@@ -15,6 +15,7 @@ mod judge;
 mod odds;
 mod player;
 mod roads;
+mod shoe_sim;
 mod token;
 mod validator;
 
@@ -52,6 +53,9 @@ enum Command {
     Croupier(croupier::CroupierArgs),
     /// The reference player client: lobby, live events, bets, history, balance, chat.
     Player(player::PlayerArgs),
+    /// A simulated shoe reader: a seeded shuffled shoe, one card per line into the
+    /// console's scanner source each time the table wants one, with the odd misread.
+    ShoeSim(shoe_sim::ShoeSimArgs),
     /// Simulated players that watch and bet like people, for demos and load.
     Bots(bots::BotsArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit::run(&args),
         Command::Player(args) => player::run(&args),
         Command::Bots(args) => bots::run(&args),
+        Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Bench(command) => bench::run(&command),
     };
     match result {
