@@ -163,6 +163,9 @@ pub fn start_validator(keys: &Keys) -> Service {
 /// How to start `banco broadcaster`.
 #[derive(Clone, Debug)]
 pub struct BroadcasterSetup {
+    /// `--listen`: `127.0.0.1:0` for a fresh port, or the address of an earlier start to
+    /// come back where clients with a fixed `--server` expect it.
+    pub listen: String,
     pub table: String,
     pub data_dir: PathBuf,
     pub validator_url: String,
@@ -182,6 +185,7 @@ impl BroadcasterSetup {
     /// Table `T01`, 8 decks, no welcome credit.
     pub fn new(keys: &Keys, validator: &Service, data_dir: &Path) -> BroadcasterSetup {
         BroadcasterSetup {
+            listen: "127.0.0.1:0".to_owned(),
             table: "T01".to_owned(),
             data_dir: data_dir.to_owned(),
             validator_url: validator.url(),
@@ -199,12 +203,12 @@ impl BroadcasterSetup {
         self.data_dir.join(&self.table).join("outbox.jsonl")
     }
 
-    /// Starts it (again, on the same data dir, after a kill) on a fresh port.
+    /// Starts it (again, on the same data dir, after a kill) on `listen`.
     pub fn start(&self) -> Service {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),
             "--listen".into(),
-            "127.0.0.1:0".into(),
+            self.listen.clone().into(),
             "--table".into(),
             self.table.clone().into(),
             "--data-dir".into(),

@@ -214,7 +214,10 @@ async fn play(
     sink: &mut Sink,
     mut states: watch::Receiver<Option<pb::TableState>>,
 ) -> anyhow::Result<ExitCode> {
-    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
+    // Shuffles draw from their own generator: how many pauses and misreads were drawn
+    // depends on the table's timing, and must not change which shoe the seed deals.
+    let mut shoe_rng = ChaCha20Rng::seed_from_u64(args.seed);
+    let mut rng = ChaCha20Rng::seed_from_u64(args.seed.rotate_left(32) ^ 0x5eed_0f_7ead_e6);
     let mut cards: Option<Cards> = None;
     let mut served: Option<Due> = None;
     let (min, max) = args.delay_ms;
@@ -241,7 +244,7 @@ async fn play(
         }
         let card = match &wanted {
             Due::Burn { shoe } => {
-                let mut fresh = Cards::shuffle(shoe, args.decks, &mut rng)?;
+                let mut fresh = Cards::shuffle(shoe, args.decks, &mut shoe_rng)?;
                 let burned = fresh.burn();
                 cards = Some(fresh);
                 burned.map(|(card, face_down)| {
@@ -253,7 +256,7 @@ async fn play(
                 let shoe = round.rsplit_once("-H").map_or(round.as_str(), |(s, _)| s);
                 if cards.as_ref().is_none_or(|c| c.id != shoe) {
                     eprintln!("shoe-sim: {shoe}: joined after its burn; a fresh shuffle");
-                    cards = Some(Cards::shuffle(shoe, args.decks, &mut rng)?);
+                    cards = Some(Cards::shuffle(shoe, args.decks, &mut shoe_rng)?);
                 }
                 let card = cards.as_mut().and_then(Cards::next_card);
                 if let Some(card) = card {
