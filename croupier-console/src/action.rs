@@ -11,12 +11,17 @@ use crate::command::Pending;
 pub enum Action {
     /// Milliseconds since the console started; sent before every other action and a few
     /// times a second, so the countdown moves and retries fire.
-    Tick { now_ms: u64 },
+    Tick {
+        now_ms: u64,
+    },
     Key(KeyEvent),
     /// One line from the card scanner, as read (not yet checked).
     ScannerLine(String),
     /// The scanner source's condition, for the header ("unix:///run/shoe.sock: connected").
-    ScannerStatus { ok: bool, text: String },
+    ScannerStatus {
+        ok: bool,
+        text: String,
+    },
     /// The table's stream is (back) up: its first state, a full snapshot.
     Connected(Box<pb::TableState>),
     /// A later state from the stream.

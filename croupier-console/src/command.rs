@@ -14,15 +14,37 @@ pub enum Source {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     OpenShoe,
-    Burn { card: Card, source: Source },
-    OpenBetting { duration_ms: u32 },
+    Burn {
+        card: Card,
+        source: Source,
+    },
+    OpenBetting {
+        duration_ms: u32,
+    },
     CloseBetting,
-    Deal { card: Card, source: Source },
-    Undo { reason: String, card: Card },
-    Confirm { round_id: String },
-    Void { round_id: String, reason: String },
-    EndShoe { reason: String },
-    Mute { player: String, minutes: u32, reason: String },
+    Deal {
+        card: Card,
+        source: Source,
+    },
+    Undo {
+        reason: String,
+        card: Card,
+    },
+    Confirm {
+        round_id: String,
+    },
+    Void {
+        round_id: String,
+        reason: String,
+    },
+    EndShoe {
+        reason: String,
+    },
+    Mute {
+        player: String,
+        minutes: u32,
+        reason: String,
+    },
 }
 
 impl Command {

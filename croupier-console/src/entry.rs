@@ -78,7 +78,9 @@ impl Entry {
                 },
             };
         }
-        Step::Refused(format!("{c} is neither a rank (A 2-9 T J Q K) nor a suit (S H D C)"))
+        Step::Refused(format!(
+            "{c} is neither a rank (A 2-9 T J Q K) nor a suit (S H D C)"
+        ))
     }
 }
 

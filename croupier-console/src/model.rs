@@ -41,13 +41,23 @@ pub enum Mode {
     /// The list of keys (`?`); any key closes it.
     Help,
     /// A reason being typed.
-    Reason { purpose: Purpose, text: String },
+    Reason {
+        purpose: Purpose,
+        text: String,
+    },
     /// Which player to mute (`alice`, `alice 30`, `alice 0` lifts).
-    MuteWho { text: String },
+    MuteWho {
+        text: String,
+    },
     /// The second question before a void.
-    ConfirmVoid { round_id: String, reason: String },
+    ConfirmVoid {
+        round_id: String,
+        reason: String,
+    },
     /// Quit while a round is open or commands are unsent.
-    ConfirmQuit { why: String },
+    ConfirmQuit {
+        why: String,
+    },
 }
 
 /// The console's whole state.

@@ -91,11 +91,8 @@ async fn send_all(
         let actions = actions.clone();
         tokio::spawn(async move {
             let id = pending.id.clone();
-            let answer = tokio::time::timeout(
-                COMMAND_TIMEOUT,
-                call(&mut client, table_id, pending),
-            )
-            .await;
+            let answer =
+                tokio::time::timeout(COMMAND_TIMEOUT, call(&mut client, table_id, pending)).await;
             let action = match answer {
                 Ok(Ok(reply)) => Action::Reply {
                     id,

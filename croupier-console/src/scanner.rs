@@ -36,7 +36,10 @@ impl FromStr for ScannerSource {
             return Ok(ScannerSource::Stdin);
         }
         if let Some(addr) = text.strip_prefix("tcp://") {
-            if addr.rsplit_once(':').is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err()) {
+            if addr
+                .rsplit_once(':')
+                .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
+            {
                 return Err(format!("{text}: expected tcp://HOST:PORT"));
             }
             return Ok(ScannerSource::Tcp(addr.to_owned()));
@@ -53,7 +56,9 @@ impl FromStr for ScannerSource {
             ));
         }
         if text.is_empty() {
-            return Err("an empty scanner source (a path, tcp://HOST:PORT, unix://PATH or -)".into());
+            return Err(
+                "an empty scanner source (a path, tcp://HOST:PORT, unix://PATH or -)".into(),
+            );
         }
         Ok(ScannerSource::Path(PathBuf::from(text)))
     }
@@ -105,7 +110,9 @@ pub async fn run(source: ScannerSource, actions: UnboundedSender<Action>) {
     }
 }
 
-async fn open(source: &ScannerSource) -> std::io::Result<(Box<dyn AsyncRead + Unpin + Send>, bool)> {
+async fn open(
+    source: &ScannerSource,
+) -> std::io::Result<(Box<dyn AsyncRead + Unpin + Send>, bool)> {
     Ok(match source {
         ScannerSource::Stdin => (Box::new(tokio::io::stdin()), true),
         ScannerSource::Path(path) => {
@@ -115,7 +122,10 @@ async fn open(source: &ScannerSource) -> std::io::Result<(Box<dyn AsyncRead + Un
             (Box::new(file), plain)
         }
         ScannerSource::Tcp(addr) => (Box::new(tokio::net::TcpStream::connect(addr).await?), false),
-        ScannerSource::Unix(path) => (Box::new(tokio::net::UnixStream::connect(path).await?), false),
+        ScannerSource::Unix(path) => (
+            Box::new(tokio::net::UnixStream::connect(path).await?),
+            false,
+        ),
     })
 }
 

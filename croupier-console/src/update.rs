@@ -162,7 +162,10 @@ fn on_scanned(model: &mut Model, line: &str, effects: &mut Vec<Effect>) {
     match Card::parse(text) {
         Ok(card) => queue_card(model, card, Source::Scanner),
         Err(error) => {
-            model.refuse(format!("SCANNER: {} (nothing sent)", printable(&error.to_string())));
+            model.refuse(format!(
+                "SCANNER: {} (nothing sent)",
+                printable(&error.to_string())
+            ));
             effects.push(Effect::Bell);
         }
     }
@@ -311,7 +314,11 @@ fn normal_key(model: &mut Model, key: KeyEvent, effects: &mut Vec<Effect>) {
             }
             None => {
                 let phase = crate::view::phase_name(model.phase());
-                refuse(model, effects, format!("no round to void (the table is {phase})"));
+                refuse(
+                    model,
+                    effects,
+                    format!("no round to void (the table is {phase})"),
+                );
             }
         },
         'e' => {
@@ -445,7 +452,11 @@ fn mute_who_key(model: &mut Model, key: KeyEvent, mut text: String, effects: &mu
     let mut words = answer.split_whitespace();
     let (Some(player), minutes, None) = (words.next(), words.next(), words.next()) else {
         model.mode = Mode::MuteWho { text };
-        refuse(model, effects, "type the player's id, then minutes if not 15 (alice 30)");
+        refuse(
+            model,
+            effects,
+            "type the player's id, then minutes if not 15 (alice 30)",
+        );
         return;
     };
     let minutes = match minutes.map(str::parse::<u32>) {

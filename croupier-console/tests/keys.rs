@@ -54,9 +54,15 @@ fn a_typed_card_goes_with_its_suit() {
 #[test]
 fn ten_typed_as_one_zero_or_t() {
     let mut model = online(dealing());
-    assert_eq!(sent(&keys(&mut model, "10d")), vec![deal("TD", Source::Keyboard)]);
+    assert_eq!(
+        sent(&keys(&mut model, "10d")),
+        vec![deal("TD", Source::Keyboard)]
+    );
     ok(&mut model, dealing());
-    assert_eq!(sent(&keys(&mut model, "Tc")), vec![deal("TC", Source::Keyboard)]);
+    assert_eq!(
+        sent(&keys(&mut model, "Tc")),
+        vec![deal("TC", Source::Keyboard)]
+    );
 }
 
 #[test]
@@ -76,7 +82,10 @@ fn a_typo_is_corrected_before_it_is_sent() {
     assert!(model.entry.is_empty());
     keys(&mut model, "KQ");
     assert_eq!(model.entry.text(), "Q");
-    assert_eq!(sent(&keys(&mut model, "s")), vec![deal("QS", Source::Keyboard)]);
+    assert_eq!(
+        sent(&keys(&mut model, "s")),
+        vec![deal("QS", Source::Keyboard)]
+    );
     keys(&mut model, "9");
     assert!(key(&mut model, KeyCode::Esc).is_empty());
     assert!(model.entry.is_empty());
@@ -104,7 +113,11 @@ fn bad_keys_are_refused_with_a_bell_and_send_nothing() {
         let mut model = online(dealing());
         let effects = keys(&mut model, typed);
         assert_eq!(effects, vec![Effect::Bell], "{typed}");
-        assert!(refusal_text(&model).contains(reason), "{typed}: {:?}", model.notice);
+        assert!(
+            refusal_text(&model).contains(reason),
+            "{typed}: {:?}",
+            model.notice
+        );
         assert!(model.pending.is_empty(), "{typed}");
     }
     let mut model = online(dealing());
@@ -121,11 +134,19 @@ fn pacing_keys() {
             state(1, T::Idle, S::InPlay),
             Command::OpenBetting { duration_ms: 0 },
         ),
-        ("x", state(1, T::BettingOpen, S::InPlay), Command::CloseBetting),
+        (
+            "x",
+            state(1, T::BettingOpen, S::InPlay),
+            Command::CloseBetting,
+        ),
     ];
     for (typed, table, command) in cases {
         let mut model = online(table);
-        assert_eq!(sent(&keys(&mut model, typed)), vec![command.clone()], "{typed}");
+        assert_eq!(
+            sent(&keys(&mut model, typed)),
+            vec![command.clone()],
+            "{typed}"
+        );
         let mut model = online(model.table.clone().unwrap());
         assert_eq!(
             sent(&keys(&mut model, &typed.to_uppercase())),
@@ -138,10 +159,15 @@ fn pacing_keys() {
 #[test]
 fn open_betting_asks_for_the_configured_duration() {
     let mut model = Model::new("T01", "maria", 20_000, "c");
-    update(&mut model, Action::Connected(Box::new(state(1, T::Idle, S::InPlay))));
+    update(
+        &mut model,
+        Action::Connected(Box::new(state(1, T::Idle, S::InPlay))),
+    );
     assert_eq!(
         sent(&keys(&mut model, "o")),
-        vec![Command::OpenBetting { duration_ms: 20_000 }]
+        vec![Command::OpenBetting {
+            duration_ms: 20_000
+        }]
     );
 }
 
@@ -321,7 +347,11 @@ fn mute_asks_who_and_why() {
         let mut model = online(dealing());
         keys(&mut model, "m");
         keys(&mut model, bad);
-        assert_eq!(key(&mut model, KeyCode::Enter), vec![Effect::Bell], "{bad:?}");
+        assert_eq!(
+            key(&mut model, KeyCode::Enter),
+            vec![Effect::Bell],
+            "{bad:?}"
+        );
         assert!(matches!(model.mode, Mode::MuteWho { .. }), "{bad:?}");
         assert!(model.pending.is_empty());
     }
@@ -376,7 +406,11 @@ fn every_scanner_notation_is_taken() {
     ] {
         let mut model = online(dealing());
         let effects = scan(&mut model, line);
-        assert_eq!(sent(&effects), vec![deal(expect, Source::Scanner)], "{line:?}");
+        assert_eq!(
+            sent(&effects),
+            vec![deal(expect, Source::Scanner)],
+            "{line:?}"
+        );
         assert!(model.notice.is_none(), "{line:?}");
     }
 }
@@ -414,20 +448,29 @@ fn garbage_lines_are_refused_with_the_reason_and_nothing_is_sent() {
 fn scanned_cards_are_taken_while_a_question_is_open() {
     let mut model = online(dealing());
     keys(&mut model, "?");
-    assert_eq!(sent(&scan(&mut model, "QC")), vec![deal("QC", Source::Scanner)]);
+    assert_eq!(
+        sent(&scan(&mut model, "QC")),
+        vec![deal("QC", Source::Scanner)]
+    );
     assert_eq!(model.mode, Mode::Help);
 }
 
 #[test]
 fn commands_go_one_at_a_time_in_order() {
     let mut model = online(dealing());
-    assert_eq!(sent(&scan(&mut model, "2C")), vec![deal("2C", Source::Scanner)]);
+    assert_eq!(
+        sent(&scan(&mut model, "2C")),
+        vec![deal("2C", Source::Scanner)]
+    );
     // The next waits for the first one's answer.
     assert!(scan(&mut model, "3C").is_empty());
     assert_eq!(model.pending.len(), 2);
     let mut after = dealing();
     after.seq = 11;
-    assert_eq!(sent(&ok(&mut model, after)), vec![deal("3C", Source::Scanner)]);
+    assert_eq!(
+        sent(&ok(&mut model, after)),
+        vec![deal("3C", Source::Scanner)]
+    );
     assert_eq!(model.pending.len(), 1);
 }
 
@@ -447,7 +490,10 @@ fn a_refusal_is_shown_in_red_with_a_bell() {
 #[test]
 fn cards_held_while_the_link_is_down_are_sent_in_order_once_it_is_back() {
     let mut model = online(dealing());
-    update(&mut model, Action::Disconnected("Unavailable: refused".into()));
+    update(
+        &mut model,
+        Action::Disconnected("Unavailable: refused".into()),
+    );
     assert!(scan(&mut model, "2C").is_empty());
     assert!(keys(&mut model, "3d").is_empty());
     let ids: Vec<String> = model.pending.iter().map(|p| p.id.clone()).collect();

@@ -64,7 +64,10 @@ async fn unix_source() {
 async fn fifo_source_like_a_serial_device() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shoe.fifo");
-    let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
     assert!(made.success());
     let (tx, mut rx) = mpsc::unbounded_channel();
     tokio::spawn(scanner::run(ScannerSource::Path(path.clone()), tx));
@@ -115,8 +118,13 @@ async fn an_over_long_line_is_cut_not_buffered_whole() {
 #[tokio::test]
 async fn a_source_that_cannot_be_opened_is_reported_and_retried() {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let task = tokio::spawn(scanner::run(ScannerSource::Path("/nonexistent/ttyUSB9".into()), tx));
-    let action = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap();
+    let task = tokio::spawn(scanner::run(
+        ScannerSource::Path("/nonexistent/ttyUSB9".into()),
+        tx,
+    ));
+    let action = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .unwrap();
     match action {
         Some(Action::ScannerStatus { ok: false, text }) => {
             assert!(text.contains("/nonexistent/ttyUSB9"), "{text}");
@@ -130,9 +138,18 @@ async fn a_source_that_cannot_be_opened_is_reported_and_retried() {
 fn scanner_flag_forms() {
     let parse = |s: &str| s.parse::<ScannerSource>();
     assert_eq!(parse("-"), Ok(ScannerSource::Stdin));
-    assert_eq!(parse("/dev/ttyUSB0"), Ok(ScannerSource::Path("/dev/ttyUSB0".into())));
-    assert_eq!(parse("tcp://10.1.2.3:4001"), Ok(ScannerSource::Tcp("10.1.2.3:4001".into())));
-    assert_eq!(parse("unix:///run/shoe.sock"), Ok(ScannerSource::Unix("/run/shoe.sock".into())));
+    assert_eq!(
+        parse("/dev/ttyUSB0"),
+        Ok(ScannerSource::Path("/dev/ttyUSB0".into()))
+    );
+    assert_eq!(
+        parse("tcp://10.1.2.3:4001"),
+        Ok(ScannerSource::Tcp("10.1.2.3:4001".into()))
+    );
+    assert_eq!(
+        parse("unix:///run/shoe.sock"),
+        Ok(ScannerSource::Unix("/run/shoe.sock".into()))
+    );
     for (bad, why) in [
         ("", "empty"),
         ("tcp://", "tcp://HOST:PORT"),

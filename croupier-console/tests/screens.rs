@@ -152,7 +152,10 @@ fn last_hand_of_the_shoe() {
 #[test]
 fn link_down_with_cards_held() {
     let mut model = online(dealing());
-    update(&mut model, Action::Disconnected("Unavailable: connection refused".into()));
+    update(
+        &mut model,
+        Action::Disconnected("Unavailable: connection refused".into()),
+    );
     scan(&mut model, "7S");
     scan(&mut model, "2C");
     shots("link_down", &model);
@@ -194,7 +197,11 @@ fn colours_of(buffer: &Buffer, text: &str) -> Vec<Color> {
             return (x..x + u16::try_from(text.chars().count()).unwrap())
                 .map(|x| {
                     let cell = &buffer[(x, y)];
-                    if cell.bg == Color::Reset { cell.fg } else { cell.bg }
+                    if cell.bg == Color::Reset {
+                        cell.fg
+                    } else {
+                        cell.bg
+                    }
                 })
                 .collect();
         }
@@ -208,22 +215,50 @@ fn banker_is_red_player_is_blue_refusals_are_red() {
         let model = online(dealing());
         let terminal = render(&model, w, h);
         let buffer = terminal.backend().buffer();
-        assert!(colours_of(buffer, "BANKER CARD").iter().all(|&c| c == Color::Red));
-        assert!(colours_of(buffer, " PLAYER ").iter().all(|&c| c == Color::Blue));
-        assert!(colours_of(buffer, " BANKER ").iter().all(|&c| c == Color::Red));
-        assert!(colours_of(buffer, "7♥  8♣").iter().all(|&c| c == Color::Blue));
+        assert!(
+            colours_of(buffer, "BANKER CARD")
+                .iter()
+                .all(|&c| c == Color::Red)
+        );
+        assert!(
+            colours_of(buffer, " PLAYER ")
+                .iter()
+                .all(|&c| c == Color::Blue)
+        );
+        assert!(
+            colours_of(buffer, " BANKER ")
+                .iter()
+                .all(|&c| c == Color::Red)
+        );
+        assert!(
+            colours_of(buffer, "7♥  8♣")
+                .iter()
+                .all(|&c| c == Color::Blue)
+        );
 
         let mut s = rich(state(5, T::BettingClosed, S::InPlay));
         s.due = pb::Due::PlayerCard.into();
         let terminal = render(&online(s), w, h);
-        assert!(colours_of(terminal.backend().buffer(), "PLAYER CARD").iter().all(|&c| c == Color::Blue));
+        assert!(
+            colours_of(terminal.backend().buffer(), "PLAYER CARD")
+                .iter()
+                .all(|&c| c == Color::Blue)
+        );
 
         let mut model = online(result());
         let terminal = render(&model, w, h);
-        assert!(colours_of(terminal.backend().buffer(), "RESULT: BANKER 7").iter().all(|&c| c == Color::Red));
+        assert!(
+            colours_of(terminal.backend().buffer(), "RESULT: BANKER 7")
+                .iter()
+                .all(|&c| c == Color::Red)
+        );
         scan(&mut model, "ZZ");
         let terminal = render(&model, w, h);
-        assert!(colours_of(terminal.backend().buffer(), "SCANNER:").iter().all(|&c| c == Color::Red));
+        assert!(
+            colours_of(terminal.backend().buffer(), "SCANNER:")
+                .iter()
+                .all(|&c| c == Color::Red)
+        );
     }
 }
 

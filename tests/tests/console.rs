@@ -39,9 +39,21 @@ impl Tmux {
         let tmux = Tmux { socket };
         let shell = format!("{command}; echo CONSOLE EXITED $?; sleep 600");
         let out = tmux.run(&[
-            "new-session", "-d", "-x", "120", "-y", "40", "sh", "-c", &shell,
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            &shell,
         ]);
-        assert!(out.status.success(), "tmux: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         tmux
     }
 
@@ -101,7 +113,14 @@ impl ShoeSim {
         let mut child = banco()
             .args(["shoe-sim", "--server", url, "--token-file"])
             .arg(token)
-            .args(["--seed", "11", "--delay-ms", "40-120", "--misread-rate", "0.5"])
+            .args([
+                "--seed",
+                "11",
+                "--delay-ms",
+                "40-120",
+                "--misread-rate",
+                "0.5",
+            ])
             .arg("--to")
             .arg(format!("unix://{}", socket.display()))
             .arg("--listen")

@@ -87,7 +87,9 @@ pub fn read_token_file(path: &Path) -> Result<TokenFile, ClientError> {
     })?;
     Ok(TokenFile {
         bearer,
-        subject: crate::token::unverified_claims(token).ok().map(|c: Claims| c.sub),
+        subject: crate::token::unverified_claims(token)
+            .ok()
+            .map(|c: Claims| c.sub),
     })
 }
 

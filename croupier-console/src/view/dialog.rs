@@ -11,8 +11,14 @@ use crate::model::{Mode, Model, Purpose};
 
 /// Every key, as `?` lists it (and the README).
 pub const KEYS: &[(&str, &str)] = &[
-    ("K H, 10 H, T H", "a card: rank then suit; it goes with the suit"),
-    ("Backspace / Esc", "correct the rank typed / clear it and the message"),
+    (
+        "K H, 10 H, T H",
+        "a card: rank then suit; it goes with the suit",
+    ),
+    (
+        "Backspace / Esc",
+        "correct the rank typed / clear it and the message",
+    ),
     ("N", "new shoe (the next card is its burn card)"),
     ("O", "open betting"),
     ("X", "close betting"),
@@ -81,7 +87,9 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         Mode::Reason { purpose, text } => {
             let ask = match purpose {
-                Purpose::Undo { card } => format!("Why take back {} (the last card)?", card.pretty()),
+                Purpose::Undo { card } => {
+                    format!("Why take back {} (the last card)?", card.pretty())
+                }
                 Purpose::Void { round_id } => format!("Why void round {round_id}?"),
                 Purpose::EndShoe => "Why end the shoe now?".to_owned(),
                 Purpose::Mute { player, minutes } => {

@@ -25,8 +25,20 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 pb::TablePhase::BettingClosed | pb::TablePhase::Dealing
             )
         });
-    hand(frame, player, model, pb::Side::Player, due == Some(pb::Due::PlayerCard));
-    hand(frame, banker, model, pb::Side::Banker, due == Some(pb::Due::BankerCard));
+    hand(
+        frame,
+        player,
+        model,
+        pb::Side::Player,
+        due == Some(pb::Due::PlayerCard),
+    );
+    hand(
+        frame,
+        banker,
+        model,
+        pb::Side::Banker,
+        due == Some(pb::Due::BankerCard),
+    );
 }
 
 fn hand(frame: &mut Frame, area: Rect, model: &Model, side: pb::Side, due: bool) {

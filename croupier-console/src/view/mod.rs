@@ -78,7 +78,10 @@ pub fn phase_name(phase: pb::TablePhase) -> &'static str {
 
 fn header_line(model: &Model) -> Paragraph<'static> {
     let bold = Style::new().add_modifier(Modifier::BOLD);
-    let mut spans = vec![Span::styled(format!(" {} ", model.table_id), bold.reversed())];
+    let mut spans = vec![Span::styled(
+        format!(" {} ", model.table_id),
+        bold.reversed(),
+    )];
     if let Some(table) = &model.table {
         let id = if table.round_id.is_empty() {
             if table.shoe_id.is_empty() {
@@ -90,7 +93,10 @@ fn header_line(model: &Model) -> Paragraph<'static> {
             table.round_id.clone()
         };
         spans.push(Span::raw(format!(" {id} ")));
-        spans.push(Span::styled(format!("{} ", phase_name(model.phase())), bold));
+        spans.push(Span::styled(
+            format!("{} ", phase_name(model.phase())),
+            bold,
+        ));
         if let Some(left) = model.betting_left_s() {
             spans.push(Span::styled(
                 format!("{}:{:02} ", left / 60, left % 60),
@@ -103,7 +109,10 @@ fn header_line(model: &Model) -> Paragraph<'static> {
         Connection::Online => ("●", "online".to_owned(), Color::Green),
         Connection::Down(why) => ("●", format!("DOWN: {why}"), Color::Red),
     };
-    spans.push(Span::styled(format!("{mark} {text} "), Style::new().fg(color)));
+    spans.push(Span::styled(
+        format!("{mark} {text} "),
+        Style::new().fg(color),
+    ));
     if let Some((ok, text)) = &model.scanner {
         let color = if *ok { Color::Green } else { Color::Red };
         spans.push(Span::styled(
@@ -200,7 +209,7 @@ pub fn money(minor: i64) -> String {
     let units = (abs / 100).to_string();
     let mut grouped = String::new();
     for (i, c) in units.chars().enumerate() {
-        if i > 0 && (units.len() - i) % 3 == 0 {
+        if i > 0 && (units.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);

@@ -42,8 +42,7 @@ pub(super) fn bets(frame: &mut Frame, area: Rect, model: &Model) {
     let mut lines = Vec::new();
     if let Some(table) = &model.table {
         let shoe = model.shoe_state();
-        let shoe_style = if matches!(shoe, pb::ShoeState::CutCardOut | pb::ShoeState::LastHand)
-        {
+        let shoe_style = if matches!(shoe, pb::ShoeState::CutCardOut | pb::ShoeState::LastHand) {
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
         } else {
             Style::new()

@@ -30,8 +30,14 @@ fn winner_name(result: &pb::HandResult) -> (&'static str, Color) {
 fn result_text(result: &pb::HandResult) -> (String, Color) {
     let (name, color) = winner_name(result);
     let text = match name {
-        "BANKER" => format!("BANKER {} – PLAYER {}", result.banker_total, result.player_total),
-        "PLAYER" => format!("PLAYER {} – BANKER {}", result.player_total, result.banker_total),
+        "BANKER" => format!(
+            "BANKER {} – PLAYER {}",
+            result.banker_total, result.player_total
+        ),
+        "PLAYER" => format!(
+            "PLAYER {} – BANKER {}",
+            result.player_total, result.banker_total
+        ),
         _ => format!("TIE {} – {}", result.player_total, result.banker_total),
     };
     (text, color)

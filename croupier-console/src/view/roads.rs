@@ -2,8 +2,8 @@
 //! boards when there is room, else as their latest marks on one line each).
 
 use banco_rules::Side;
-use banco_rules::roads::{DerivedKind, GridCell, Mark};
 use banco_rules::Winner;
+use banco_rules::roads::{DerivedKind, GridCell, Mark};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -128,7 +128,11 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     });
     let big_road = model.roads.big_road();
     board(buf, big, &big_road.grid(), big_road.grid_width(), |e| {
-        let color = if e.side == Side::Banker { BANKER } else { PLAYER };
+        let color = if e.side == Side::Banker {
+            BANKER
+        } else {
+            PLAYER
+        };
         let symbol = if e.side == Side::Banker { "B" } else { "P" };
         // A tie sits on the cell before it: drawn on a green ground.
         let style = if e.ties > 0 {
@@ -157,9 +161,13 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 )),
                 label,
             );
-            board(frame.buffer_mut(), cells, road.grid(), road.grid_width(), |m| {
-                (mark_symbol(kind), Style::new().fg(mark_color(m)))
-            });
+            board(
+                frame.buffer_mut(),
+                cells,
+                road.grid(),
+                road.grid_width(),
+                |m| (mark_symbol(kind), Style::new().fg(mark_color(m))),
+            );
         }
     } else {
         let width = usize::from(bottom.width.saturating_sub(8));
@@ -172,9 +180,12 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                     format!("{} ", short_name(kind)),
                     Style::new().add_modifier(Modifier::DIM),
                 )];
-                spans.extend(marks.iter().skip(skip).map(|&m| {
-                    Span::styled(mark_symbol(kind), Style::new().fg(mark_color(m)))
-                }));
+                spans.extend(
+                    marks
+                        .iter()
+                        .skip(skip)
+                        .map(|&m| Span::styled(mark_symbol(kind), Style::new().fg(mark_color(m)))),
+                );
                 Line::from(spans)
             })
             .collect();

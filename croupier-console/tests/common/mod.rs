@@ -138,7 +138,11 @@ pub fn sent(effects: &[Effect]) -> Vec<croupier_console::command::Command> {
 
 /// The table's OK reply to the command in flight, with `state` after it.
 pub fn ok(model: &mut Model, state: pb::TableState) -> Vec<Effect> {
-    let id = model.pending.front().map(|p| p.id.clone()).unwrap_or_default();
+    let id = model
+        .pending
+        .front()
+        .map(|p| p.id.clone())
+        .unwrap_or_default();
     update(
         model,
         Action::Reply {
@@ -154,7 +158,11 @@ pub fn ok(model: &mut Model, state: pb::TableState) -> Vec<Effect> {
 }
 
 pub fn refused(model: &mut Model, message: &str) -> Vec<Effect> {
-    let id = model.pending.front().map(|p| p.id.clone()).unwrap_or_default();
+    let id = model
+        .pending
+        .front()
+        .map(|p| p.id.clone())
+        .unwrap_or_default();
     let state = model.table.clone();
     update(
         model,

@@ -20,8 +20,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::watch;
 
-pub(crate) use target::Target;
 use target::Sink;
+pub(crate) use target::Target;
 
 /// Lines a reader gives when it misreads: noise, a rank without its suit, an index past
 /// the last card, letters that are no suit.
@@ -110,10 +110,7 @@ fn due(state: &pb::TableState) -> Option<Due> {
             shoe: state.shoe_id.clone(),
         });
     }
-    let dealing = matches!(
-        P::try_from(state.phase),
-        Ok(P::BettingClosed | P::Dealing)
-    );
+    let dealing = matches!(P::try_from(state.phase), Ok(P::BettingClosed | P::Dealing));
     let card_due = matches!(
         pb::Due::try_from(state.due),
         Ok(pb::Due::PlayerCard | pb::Due::BankerCard)
@@ -217,7 +214,7 @@ async fn play(
     // Shuffles draw from their own generator: how many pauses and misreads were drawn
     // depends on the table's timing, and must not change which shoe the seed deals.
     let mut shoe_rng = ChaCha20Rng::seed_from_u64(args.seed);
-    let mut rng = ChaCha20Rng::seed_from_u64(args.seed.rotate_left(32) ^ 0x5eed_0f_7ead_e6);
+    let mut rng = ChaCha20Rng::seed_from_u64(args.seed.rotate_left(32) ^ 0x5eed_0f7e_ade6);
     let mut cards: Option<Cards> = None;
     let mut served: Option<Due> = None;
     let (min, max) = args.delay_ms;

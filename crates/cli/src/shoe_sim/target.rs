@@ -94,9 +94,9 @@ impl Sink {
             }
             (Target::Unix(path), true) => {
                 // A socket file left by an earlier run that died; anything else is kept.
-                if std::fs::symlink_metadata(path).is_ok_and(|m| {
-                    std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())
-                }) {
+                if std::fs::symlink_metadata(path)
+                    .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+                {
                     std::fs::remove_file(path).ok();
                 }
                 let listener = UnixListener::bind(path).with_context(|| {
@@ -172,9 +172,18 @@ mod tests {
     #[test]
     fn target_forms() {
         assert_eq!("-".parse(), Ok(Target::Stdout));
-        assert_eq!("/tmp/shoe.fifo".parse(), Ok(Target::Path("/tmp/shoe.fifo".into())));
-        assert_eq!("tcp://127.0.0.1:4001".parse(), Ok(Target::Tcp("127.0.0.1:4001".into())));
-        assert_eq!("unix:///run/s.sock".parse(), Ok(Target::Unix("/run/s.sock".into())));
+        assert_eq!(
+            "/tmp/shoe.fifo".parse(),
+            Ok(Target::Path("/tmp/shoe.fifo".into()))
+        );
+        assert_eq!(
+            "tcp://127.0.0.1:4001".parse(),
+            Ok(Target::Tcp("127.0.0.1:4001".into()))
+        );
+        assert_eq!(
+            "unix:///run/s.sock".parse(),
+            Ok(Target::Unix("/run/s.sock".into()))
+        );
         for bad in ["", "tcp://x", "unix://", "com://1"] {
             assert!(bad.parse::<Target>().is_err(), "{bad}");
         }
