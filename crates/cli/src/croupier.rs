@@ -16,21 +16,26 @@ use banco_wire::pb::table_service_client::TableServiceClient;
 use tonic::codegen::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::player::connect::ServerArgs;
+
+/// Which table, on which broadcaster, as which croupier: shared by `banco croupier` and
+/// `banco shoe-sim`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct CroupierArgs {
-    /// The broadcaster's address.
-    #[arg(long, default_value = "http://127.0.0.1:7102")]
-    server: String,
-    /// PEM CA certificate(s) the broadcaster's TLS certificate must be signed by; required
-    /// (and only allowed) with an `https://` `--server`.
-    #[arg(long, value_name = "PEM")]
-    ca_cert: Option<PathBuf>,
-    /// The table to command.
+pub(crate) struct TableArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The table.
     #[arg(long, default_value = "T01")]
-    table: String,
+    pub(crate) table: String,
     /// File holding a croupier token (`banco token issue --role croupier`).
     #[arg(long)]
-    token_file: PathBuf,
+    pub(crate) token_file: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CroupierArgs {
+    #[command(flatten)]
+    at: TableArgs,
     /// Resend a command with the id it was first sent with (default: a fresh random id).
     #[arg(long)]
     command_id: Option<String>,
@@ -125,20 +130,20 @@ pub(crate) enum CroupierCommand {
 type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
-    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
+    let bearer = banco_auth::client::read_token_file(&args.at.token_file)?.bearer;
     let command_id = match &args.command_id {
         Some(id) => id.clone(),
         None => fresh_command_id()?,
     };
-    let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
+    let endpoint = args.at.server.endpoint()?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let channel = endpoint
             .connect()
             .await
-            .with_context(|| format!("could not connect to {}", args.server))?;
+            .with_context(|| format!("could not connect to {}", args.at.server.server))?;
         let mut client = TableServiceClient::with_interceptor(channel, bearer);
-        send(&mut client, &args.table, command_id, &args.command).await
+        send(&mut client, &args.at.table, command_id, &args.command).await
     })
 }
 
@@ -471,16 +476,6 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn command_ids_are_fresh_and_uuid_shaped() {
-        let a = fresh_command_id().ok();
-        let b = fresh_command_id().ok();
-        assert_ne!(a, b);
-        let a = a.unwrap_or_default();
-        assert_eq!(a.len(), 36);
-        assert_eq!(a.as_bytes()[14], b'4');
-    }
 
     #[test]
     fn cards_are_made_canonical() {

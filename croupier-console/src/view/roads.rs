@@ -40,14 +40,6 @@ fn mark_symbol(kind: DerivedKind) -> &'static str {
     }
 }
 
-fn long_name(kind: DerivedKind) -> &'static str {
-    match kind {
-        DerivedKind::BigEyeBoy => "Big Eye Boy",
-        DerivedKind::SmallRoad => "Small Road",
-        DerivedKind::CockroachPig => "Cockroach Pig",
-    }
-}
-
 fn short_name(kind: DerivedKind) -> &'static str {
     match kind {
         DerivedKind::BigEyeBoy => "Big Eye",
@@ -156,7 +148,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             let road = model.roads.derived(kind);
             frame.render_widget(
                 Paragraph::new(Line::styled(
-                    long_name(kind),
+                    kind.title(),
                     Style::new().add_modifier(Modifier::DIM),
                 )),
                 label,

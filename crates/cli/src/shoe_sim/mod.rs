@@ -7,7 +7,6 @@
 
 mod target;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,8 +19,10 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::watch;
 
+use croupier_console::scanner::ScannerSource;
 use target::Sink;
-pub(crate) use target::Target;
+
+use crate::croupier::TableArgs;
 
 /// Lines a reader gives when it misreads: noise, a rank without its suit, an index past
 /// the last card, letters that are no suit.
@@ -29,27 +30,18 @@ const MISREADS: [&str; 8] = ["ZZ", "K", "0052", "1X", "??", "AH7", "KX", "11H"];
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ShoeSimArgs {
-    /// The broadcaster's address.
-    #[arg(long, default_value = "http://127.0.0.1:7102")]
-    server: String,
-    /// PEM CA certificate(s) for an `https://` `--server`.
-    #[arg(long, value_name = "PEM")]
-    ca_cert: Option<PathBuf>,
-    /// The table whose shoe this is.
-    #[arg(long, default_value = "T01")]
-    table: String,
-    /// A croupier token (`banco token issue --role croupier`), to watch the table.
-    #[arg(long)]
-    token_file: PathBuf,
+    #[command(flatten)]
+    at: TableArgs,
     /// Seed of the ChaCha20 shuffles: the same seed deals the same shoes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Decks in the shoe (as the table's).
     #[arg(long, default_value_t = 8)]
     decks: u8,
-    /// Where the lines go: a path (FIFO or file), tcp://HOST:PORT, unix://PATH, or -.
+    /// Where the lines go, in the forms of the console's `--scanner`: a path (FIFO or
+    /// file), tcp://HOST:PORT, unix://PATH, or - (standard output).
     #[arg(long, default_value = "-")]
-    to: Target,
+    to: ScannerSource,
     /// Accept the console on the tcp:// or unix:// address instead of connecting to it.
     #[arg(long)]
     listen: bool,
@@ -158,14 +150,14 @@ impl Cards {
 }
 
 pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
-    let token = banco_auth::client::read_token_file(&args.token_file)?;
-    let endpoint = banco_auth::client::endpoint(&args.server, args.ca_cert.as_deref())?;
+    let token = banco_auth::client::read_token_file(&args.at.token_file)?;
+    let endpoint = args.at.server.endpoint()?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let mut sink = Sink::open(args.to.clone(), args.listen).await?;
         let client = TableServiceClient::with_interceptor(endpoint.connect_lazy(), token.bearer);
         let (tx, rx) = watch::channel(None);
-        tokio::spawn(watch_table(client, args.table.clone(), tx));
+        tokio::spawn(watch_table(client, args.at.table.clone(), tx));
         play(args, &mut sink, rx).await
     })
 }

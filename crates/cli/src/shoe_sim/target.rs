@@ -1,70 +1,15 @@
-//! Where the simulated shoe reader writes its lines: standard output, a path (a FIFO the
-//! console reads, or a file), or a TCP or Unix socket it connects to or, with `--listen`,
-//! accepts the console on. A line that cannot be written is written again once the other
-//! end is back, so no card is skipped.
+//! Where the simulated shoe reader writes its lines: any source the console's `--scanner`
+//! reads — standard output (for `-`), a path (a FIFO the console reads, or a file), or a
+//! TCP or Unix socket it connects to or, with `--listen`, accepts the console on. A line
+//! that cannot be written is written again once the other end is back, so no card is
+//! skipped.
 
-use std::fmt;
-use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use croupier_console::scanner::ScannerSource as Target;
 use tokio::io::{AsyncWrite, AsyncWriteExt as _};
 use tokio::net::{TcpListener, UnixListener};
-
-/// `--to`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    Stdout,
-    Path(PathBuf),
-    Tcp(String),
-    Unix(PathBuf),
-}
-
-impl FromStr for Target {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Target, String> {
-        if text == "-" {
-            return Ok(Target::Stdout);
-        }
-        if let Some(addr) = text.strip_prefix("tcp://") {
-            if addr
-                .rsplit_once(':')
-                .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
-            {
-                return Err(format!("{text}: expected tcp://HOST:PORT"));
-            }
-            return Ok(Target::Tcp(addr.to_owned()));
-        }
-        if let Some(path) = text.strip_prefix("unix://") {
-            if path.is_empty() {
-                return Err(format!("{text}: expected unix://PATH"));
-            }
-            return Ok(Target::Unix(PathBuf::from(path)));
-        }
-        if let Some((scheme, _)) = text.split_once("://") {
-            return Err(format!(
-                "{text}: `{scheme}://` is not a target (a path, tcp://, unix:// or -)"
-            ));
-        }
-        if text.is_empty() {
-            return Err("an empty target (a path, tcp://HOST:PORT, unix://PATH or -)".into());
-        }
-        Ok(Target::Path(PathBuf::from(text)))
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Stdout => f.write_str("stdout"),
-            Target::Path(path) => write!(f, "{}", path.display()),
-            Target::Tcp(addr) => write!(f, "tcp://{addr}"),
-            Target::Unix(path) => write!(f, "unix://{}", path.display()),
-        }
-    }
-}
 
 type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 
@@ -119,7 +64,7 @@ impl Sink {
         Ok(match (&self.listener, &self.target) {
             (Some(Listener::Tcp(listener)), _) => Box::new(listener.accept().await?.0),
             (Some(Listener::Unix(listener)), _) => Box::new(listener.accept().await?.0),
-            (None, Target::Stdout) => Box::new(tokio::io::stdout()),
+            (None, Target::Stdin) => Box::new(tokio::io::stdout()),
             (None, Target::Path(path)) => Box::new(
                 // A FIFO opens once its reader is there; a plain file is appended to.
                 tokio::fs::OpenOptions::new()
@@ -161,31 +106,6 @@ impl Sink {
                     }
                 }
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn target_forms() {
-        assert_eq!("-".parse(), Ok(Target::Stdout));
-        assert_eq!(
-            "/tmp/shoe.fifo".parse(),
-            Ok(Target::Path("/tmp/shoe.fifo".into()))
-        );
-        assert_eq!(
-            "tcp://127.0.0.1:4001".parse(),
-            Ok(Target::Tcp("127.0.0.1:4001".into()))
-        );
-        assert_eq!(
-            "unix:///run/s.sock".parse(),
-            Ok(Target::Unix("/run/s.sock".into()))
-        );
-        for bad in ["", "tcp://x", "unix://", "com://1"] {
-            assert!(bad.parse::<Target>().is_err(), "{bad}");
         }
     }
 }
