@@ -31,6 +31,11 @@ struct Tmux {
 impl Tmux {
     /// Runs `command` in a 120×40 window; when it ends, its exit code stays on screen.
     fn start(command: &str) -> Tmux {
+        let installed = Command::new("tmux").arg("-V").output();
+        assert!(
+            installed.is_ok_and(|o| o.status.success()),
+            "tmux is not installed: `cargo xtask setup` installs it (apt-get install tmux)"
+        );
         let socket = format!(
             "banco-console-{}-{}",
             std::process::id(),
