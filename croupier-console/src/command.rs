@@ -13,6 +13,12 @@ pub enum Source {
 /// One TableService command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
+    /// A card out of the shoe, not sent yet: it becomes the burn or a deal when it is first
+    /// sent, by the table's state then (every command before it answered).
+    Card {
+        card: Card,
+        source: Source,
+    },
     OpenShoe,
     Burn {
         card: Card,
@@ -51,6 +57,7 @@ impl Command {
     /// A few words for the pending line and for refusals: `deal 7H`, `open betting`.
     pub fn label(&self) -> String {
         match self {
+            Command::Card { card, .. } => card.to_string(),
             Command::OpenShoe => "new shoe".to_owned(),
             Command::Burn { card, .. } => format!("burn {card}"),
             Command::OpenBetting { .. } => "open betting".to_owned(),
@@ -67,7 +74,9 @@ impl Command {
     /// The card a Burn or Deal carries.
     pub fn card(&self) -> Option<Card> {
         match self {
-            Command::Burn { card, .. } | Command::Deal { card, .. } => Some(*card),
+            Command::Card { card, .. }
+            | Command::Burn { card, .. }
+            | Command::Deal { card, .. } => Some(*card),
             _ => None,
         }
     }

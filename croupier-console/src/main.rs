@@ -22,7 +22,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    let result = runtime.block_on(run(args));
+    // A read from a serial device or stdin may sit on a blocking thread that nothing will
+    // wake: quitting must not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("croupier-console: {error:#}");

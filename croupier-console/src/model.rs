@@ -144,19 +144,6 @@ impl Model {
         )
     }
 
-    /// Whether the next card out of the shoe is the burn card, counting the commands not
-    /// yet answered (a new shoe queued makes the next card its burn).
-    pub fn next_card_is_burn(&self) -> bool {
-        for pending in self.pending.iter().rev() {
-            match pending.command {
-                Command::Burn { .. } | Command::Deal { .. } => return false,
-                Command::OpenShoe => return true,
-                _ => {}
-            }
-        }
-        self.shoe_state() == pb::ShoeState::AwaitingBurn
-    }
-
     /// Seconds of betting left (rounded up), while betting is open on a timer.
     pub fn betting_left_s(&self) -> Option<u64> {
         if self.phase() != pb::TablePhase::BettingOpen {

@@ -130,6 +130,18 @@ async fn call(
 ) -> Result<pb::CommandReply, tonic::Status> {
     let command_id = pending.id;
     let reply = match pending.command {
+        // `update` settles a card as burn or deal before it is sent; were one to come
+        // through unsettled, the table's own state decides as a deal would.
+        Command::Card { card, source: s } | Command::Deal { card, source: s } => {
+            client
+                .deal_card(pb::DealCardRequest {
+                    table_id,
+                    command_id,
+                    card: card.to_string(),
+                    source: source(s),
+                })
+                .await
+        }
         Command::OpenShoe => {
             client
                 .open_shoe(pb::OpenShoeRequest {
@@ -163,16 +175,6 @@ async fn call(
                 .close_betting(pb::CloseBettingRequest {
                     table_id,
                     command_id,
-                })
-                .await
-        }
-        Command::Deal { card, source: s } => {
-            client
-                .deal_card(pb::DealCardRequest {
-                    table_id,
-                    command_id,
-                    card: card.to_string(),
-                    source: source(s),
                 })
                 .await
         }

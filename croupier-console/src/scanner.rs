@@ -76,8 +76,8 @@ impl fmt::Display for ScannerSource {
 }
 
 /// Reads `source` until the console goes away, reopening it when it closes (a reader
-/// restarted, a FIFO whose writer went) — but not a plain file or stdin, which would only
-/// give the same lines again or nothing.
+/// restarted) — but not a plain file or stdin, which would only give the same lines again
+/// or nothing.
 pub async fn run(source: ScannerSource, actions: UnboundedSender<Action>) {
     let status = |ok: bool, text: String| actions.send(Action::ScannerStatus { ok, text }).is_ok();
     loop {
@@ -116,10 +116,19 @@ async fn open(
     Ok(match source {
         ScannerSource::Stdin => (Box::new(tokio::io::stdin()), true),
         ScannerSource::Path(path) => {
-            // Opening a FIFO waits for its writer; tokio runs the open on a blocking thread.
-            let file = tokio::fs::File::open(path).await?;
-            let plain = file.metadata().await?.is_file();
-            (Box::new(file), plain)
+            let kind = std::fs::metadata(path)?.file_type();
+            if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
+                // Opened for reading and writing, a FIFO neither waits for a writer to
+                // open nor ends when one goes: readers come and go as a serial line would,
+                // and nothing is left blocked on a thread when the console quits.
+                let fifo = tokio::net::unix::pipe::OpenOptions::new()
+                    .read_write(true)
+                    .open_receiver(path)?;
+                (Box::new(fifo), false)
+            } else {
+                let file = tokio::fs::File::open(path).await?;
+                (Box::new(file), kind.is_file())
+            }
         }
         ScannerSource::Tcp(addr) => (Box::new(tokio::net::TcpStream::connect(addr).await?), false),
         ScannerSource::Unix(path) => (

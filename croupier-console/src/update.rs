@@ -61,7 +61,16 @@ fn pump(model: &mut Model, effects: &mut Vec<Effect>) {
     if model.retry_at_ms.is_some_and(|at| model.now_ms < at) {
         return;
     }
-    if let Some(head) = model.pending.front() {
+    let burn_due = model.shoe_state() == pb::ShoeState::AwaitingBurn;
+    if let Some(head) = model.pending.front_mut() {
+        if let Command::Card { card, source } = head.command {
+            // Settled once, at the first send: a resend must be the same command.
+            head.command = if burn_due {
+                Command::Burn { card, source }
+            } else {
+                Command::Deal { card, source }
+            };
+        }
         model.in_flight = true;
         model.retry_at_ms = None;
         effects.push(Effect::Send(head.clone()));
@@ -185,12 +194,7 @@ fn printable(text: &str) -> String {
 }
 
 fn queue_card(model: &mut Model, card: Card, source: Source) {
-    let command = if model.next_card_is_burn() {
-        Command::Burn { card, source }
-    } else {
-        Command::Deal { card, source }
-    };
-    model.enqueue(command);
+    model.enqueue(Command::Card { card, source });
 }
 
 fn refuse(model: &mut Model, effects: &mut Vec<Effect>, text: impl Into<String>) {

@@ -188,27 +188,41 @@ fn confirm_sends_the_round_shown() {
 #[test]
 fn the_card_after_a_new_shoe_is_its_burn() {
     let mut model = online(state(1, T::Idle, S::NoShoe));
-    keys(&mut model, "n");
-    scan(&mut model, "7H");
-    scan(&mut model, "2C");
-    let queued: Vec<_> = model.pending.iter().map(|p| p.command.clone()).collect();
+    assert_eq!(sent(&keys(&mut model, "n")), vec![Command::OpenShoe]);
+    // Scanned while the new shoe is on its way: burn or deal is settled when each goes.
+    assert!(scan(&mut model, "7H").is_empty());
+    assert!(scan(&mut model, "2C").is_empty());
+    let burn = ok(&mut model, state(2, T::Idle, S::AwaitingBurn));
     assert_eq!(
-        queued,
-        vec![
-            Command::OpenShoe,
-            Command::Burn {
-                card: card("7H"),
-                source: Source::Scanner
-            },
-            deal("2C", Source::Scanner),
-        ]
+        sent(&burn),
+        vec![Command::Burn {
+            card: card("7H"),
+            source: Source::Scanner
+        }]
     );
+    let mut betting_closed = state(3, T::BettingClosed, S::InPlay);
+    betting_closed.due = pb::Due::PlayerCard.into();
+    assert_eq!(
+        sent(&ok(&mut model, betting_closed)),
+        vec![deal("2C", Source::Scanner)]
+    );
+
+    // A burn the table refuses leaves the next card a burn too.
     let mut model = online(state(2, T::Idle, S::AwaitingBurn));
     assert_eq!(
         sent(&keys(&mut model, "as")),
         vec![Command::Burn {
             card: card("AS"),
             source: Source::Keyboard
+        }]
+    );
+    scan(&mut model, "KD");
+    let next = refused(&mut model, "AS cannot be burned: misread?");
+    assert_eq!(
+        sent(&next),
+        vec![Command::Burn {
+            card: card("KD"),
+            source: Source::Scanner
         }]
     );
 }

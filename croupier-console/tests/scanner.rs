@@ -27,7 +27,7 @@ async fn lines(rx: &mut mpsc::UnboundedReceiver<Action>, n: usize) -> Vec<String
 const FEED: &[u8] = b"KH\r\n0013\nZZ\n\xff\xfe\n10D\n";
 const EXPECTED: [&str; 5] = ["KH\r\n", "0013\n", "ZZ\n", "\u{fffd}\u{fffd}\n", "10D\n"];
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_source() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -47,7 +47,7 @@ async fn tcp_source() {
     assert_eq!(lines(&mut rx, 1).await, ["AS\n"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unix_source() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shoe.sock");
@@ -60,7 +60,7 @@ async fn unix_source() {
     assert_eq!(lines(&mut rx, 5).await, EXPECTED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_source_like_a_serial_device() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shoe.fifo");
@@ -71,23 +71,31 @@ async fn fifo_source_like_a_serial_device() {
     assert!(made.success());
     let (tx, mut rx) = mpsc::unbounded_channel();
     tokio::spawn(scanner::run(ScannerSource::Path(path.clone()), tx));
-    // Opening a FIFO for writing waits for its reader.
+    // Opening a FIFO for writing waits for its reader: a thread of its own, given a time.
     let write = |bytes: &'static [u8]| {
         let path = path.clone();
-        tokio::task::spawn_blocking(move || {
+        let (done_tx, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             use std::io::Write as _;
-            let mut fifo = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-            fifo.write_all(bytes).unwrap();
+            let written = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|mut fifo| fifo.write_all(bytes));
+            let _ = done_tx.send(written);
+        });
+        tokio::task::spawn_blocking(move || {
+            done.recv_timeout(Duration::from_secs(10))
+                .expect("the FIFO was not opened for reading in time")
         })
     };
-    write(FEED).await.unwrap();
+    write(FEED).await.unwrap().unwrap();
     assert_eq!(lines(&mut rx, 5).await, EXPECTED);
-    // A new writer after the first went: the FIFO is opened again.
-    write(b"9S\n").await.unwrap();
+    // A new writer after the first went: its lines come on the same FIFO.
+    write(b"9S\n").await.unwrap().unwrap();
     assert_eq!(lines(&mut rx, 1).await, ["9S\n"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_source_is_read_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cards.txt");
@@ -101,7 +109,7 @@ async fn file_source_is_read_once() {
     assert!(rest.is_empty(), "{rest:?}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_over_long_line_is_cut_not_buffered_whole() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cards.txt");
@@ -115,7 +123,7 @@ async fn an_over_long_line_is_cut_not_buffered_whole() {
     assert_eq!(got[1], "KH\n");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_that_cannot_be_opened_is_reported_and_retried() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(scanner::run(
