@@ -22,38 +22,37 @@ use std::sync::OnceLock;
 /// build it with the same profile into the same target directory (or runs the binary
 /// `BANCO_E2E_BIN` names).
 pub fn banco() -> Command {
-    Command::new(banco_path())
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    Command::new(PATH.get_or_init(|| workspace_binary("banco-cli", "banco", "BANCO_E2E_BIN")))
 }
 
-fn banco_path() -> &'static PathBuf {
+/// The `croupier-console` binary, built like [`banco`] (or named by `BANCO_E2E_CONSOLE`).
+pub fn croupier_console_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        // A binary built elsewhere (e.g. a release build, or a snapshot while the tree is
-        // mid-change) can be named instead.
-        if let Some(path) = std::env::var_os("BANCO_E2E_BIN") {
-            return PathBuf::from(path);
-        }
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--package",
-                "banco-cli",
-                "--bin",
-                "banco",
-            ])
-            .current_dir(&root)
-            .status();
-        assert!(
-            matches!(status, Ok(s) if s.success()),
-            "could not build the banco binary: {status:?}"
-        );
-        let target =
-            std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-        target
-            .join("debug")
-            .join(format!("banco{}", std::env::consts::EXE_SUFFIX))
+        workspace_binary("croupier-console", "croupier-console", "BANCO_E2E_CONSOLE")
     })
+}
+
+fn workspace_binary(package: &str, bin: &str, override_var: &str) -> PathBuf {
+    // A binary built elsewhere (e.g. a release build, or a snapshot while the tree is
+    // mid-change) can be named instead.
+    if let Some(path) = std::env::var_os(override_var) {
+        return PathBuf::from(path);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--package", package, "--bin", bin])
+        .current_dir(&root)
+        .status();
+    assert!(
+        matches!(status, Ok(s) if s.success()),
+        "could not build the {bin} binary: {status:?}"
+    );
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    target
+        .join("debug")
+        .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX))
 }

@@ -182,6 +182,9 @@ pub fn start_validator(keys: &Keys) -> Service {
 /// How to start `banco broadcaster`.
 #[derive(Clone, Debug)]
 pub struct BroadcasterSetup {
+    /// `--listen`: `127.0.0.1:0` for a fresh port, or the address of an earlier start to
+    /// come back where clients with a fixed `--server` expect it.
+    pub listen: String,
     pub table: String,
     pub data_dir: PathBuf,
     pub validator_url: String,
@@ -195,9 +198,6 @@ pub struct BroadcasterSetup {
     /// `--table-key FILE`: the signing key that signs every finished round (None:
     /// unsigned).
     pub table_key: Option<PathBuf>,
-    /// `--listen`: `127.0.0.1:0` (a fresh port), or the address a restarted broadcaster
-    /// must come back on (clients that reconnect by themselves expect it there).
-    pub listen: String,
     /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
     pub clips_dir: Option<PathBuf>,
 }
@@ -206,6 +206,7 @@ impl BroadcasterSetup {
     /// Table `T01`, 8 decks, no welcome credit.
     pub fn new(keys: &Keys, validator: &Service, data_dir: &Path) -> BroadcasterSetup {
         BroadcasterSetup {
+            listen: "127.0.0.1:0".to_owned(),
             table: "T01".to_owned(),
             data_dir: data_dir.to_owned(),
             validator_url: validator.url(),
@@ -215,7 +216,6 @@ impl BroadcasterSetup {
             decks: 8,
             archive_url: None,
             table_key: None,
-            listen: "127.0.0.1:0".to_owned(),
             clips_dir: None,
         }
     }
@@ -225,7 +225,7 @@ impl BroadcasterSetup {
         self.data_dir.join(&self.table).join("outbox.jsonl")
     }
 
-    /// Starts it (again, on the same data dir, after a kill) on a fresh port.
+    /// Starts it (again, on the same data dir, after a kill) on `listen`.
     pub fn start(&self) -> Service {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),

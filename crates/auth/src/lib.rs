@@ -8,11 +8,13 @@
 //! - [`keys`] generates, saves and loads the key files.
 //! - [`AuthInterceptor`] guards a tonic service by role; [`caller`] hands the verified
 //!   [`Claims`] to handlers; [`BearerToken`] attaches a token to outgoing requests.
+//! - [`client`] sets up a client: the endpoint (TLS or not), the token file, fresh ids.
 //! - [`require_tls_unless_loopback`] enforces "plaintext only on loopback"; [`ServerTls`]
 //!   is the checked certificate and key a server needs to go beyond it, [`ClientTls`] the
 //!   checked CA a client trusts to reach such a server.
 
 mod claims;
+pub mod client;
 mod error;
 mod interceptor;
 pub mod keys;

@@ -186,7 +186,7 @@ impl PlayerServer {
     }
 }
 
-fn winners_to_pb(results: &[Winner]) -> Vec<i32> {
+pub(crate) fn winners_to_pb(results: &[Winner]) -> Vec<i32> {
     results
         .iter()
         .map(|&w| pb::Winner::from(w).into())

@@ -135,6 +135,7 @@ pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState 
         chat: Vec::new(),
         players: 0,
         seats: Vec::new(),
+        last_results: crate::player_service::winners_to_pb(&snapshot.last_results),
     }
 }
 

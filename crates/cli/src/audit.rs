@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use banco_auth::BearerToken;
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 
@@ -132,10 +131,7 @@ fn winner(raw: i32) -> &'static str {
 }
 
 pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
-    let token = std::fs::read_to_string(&args.token_file)
-        .with_context(|| format!("could not read {}", args.token_file.display()))?;
-    let bearer = BearerToken::new(token.trim())
-        .with_context(|| format!("{}: not a token", args.token_file.display()))?;
+    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
     let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
@@ -306,7 +302,10 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
 /// only if it is the clip the round's record names.
 async fn fetch_clip(
     client: &mut ArchiveServiceClient<
-        tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerToken>,
+        tonic::service::interceptor::InterceptedService<
+            tonic::transport::Channel,
+            banco_auth::BearerToken,
+        >,
     >,
     round: &str,
     path: &std::path::Path,

@@ -9,28 +9,33 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use banco_auth::{BearerToken, ClientTls};
+use banco_auth::BearerToken;
 use banco_rules::Card;
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use tonic::codegen::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::player::connect::ServerArgs;
+
+/// Which table, on which broadcaster, as which croupier: shared by `banco croupier` and
+/// `banco shoe-sim`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct CroupierArgs {
-    /// The broadcaster's address.
-    #[arg(long, default_value = "http://127.0.0.1:7102")]
-    server: String,
-    /// PEM CA certificate(s) the broadcaster's TLS certificate must be signed by; required
-    /// (and only allowed) with an `https://` `--server`.
-    #[arg(long, value_name = "PEM")]
-    ca_cert: Option<PathBuf>,
-    /// The table to command.
+pub(crate) struct TableArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The table.
     #[arg(long, default_value = "T01")]
-    table: String,
+    pub(crate) table: String,
     /// File holding a croupier token (`banco token issue --role croupier`).
     #[arg(long)]
-    token_file: PathBuf,
+    pub(crate) token_file: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CroupierArgs {
+    #[command(flatten)]
+    at: TableArgs,
     /// Resend a command with the id it was first sent with (default: a fresh random id).
     #[arg(long)]
     command_id: Option<String>,
@@ -125,47 +130,27 @@ pub(crate) enum CroupierCommand {
 type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
-    let token = std::fs::read_to_string(&args.token_file)
-        .with_context(|| format!("could not read {}", args.token_file.display()))?;
-    let bearer = BearerToken::new(token.trim())
-        .with_context(|| format!("{}: not a token", args.token_file.display()))?;
+    let bearer = banco_auth::client::read_token_file(&args.at.token_file)?.bearer;
     let command_id = match &args.command_id {
         Some(id) => id.clone(),
         None => fresh_command_id()?,
     };
-    let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
+    let endpoint = args.at.server.endpoint()?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let channel = endpoint
             .connect()
             .await
-            .with_context(|| format!("could not connect to {}", args.server))?;
+            .with_context(|| format!("could not connect to {}", args.at.server.server))?;
         let mut client = TableServiceClient::with_interceptor(channel, bearer);
-        send(&mut client, &args.table, command_id, &args.command).await
+        send(&mut client, &args.at.table, command_id, &args.command).await
     })
 }
 
 /// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
-/// `https://`. Each needs the other (tonic would send plaintext to `http://` even with a CA).
+/// `https://` (see [`banco_auth::client::endpoint`]).
 pub(crate) fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
-    let endpoint = Endpoint::from_shared(server.to_owned())
-        .with_context(|| format!("--server {server}: not a URL"))?;
-    let https = endpoint.uri().scheme_str() == Some("https");
-    match (ca_cert, https) {
-        (Some(ca), true) => {
-            let tls = ClientTls::from_ca_pem_file(ca)?;
-            endpoint
-                .tls_config(tls.config())
-                .with_context(|| format!("--ca-cert {}", ca.display()))
-        }
-        (None, false) => Ok(endpoint),
-        (None, true) => bail!(
-            "--server {server}: https needs --ca-cert (the CA that signed the broadcaster's certificate)"
-        ),
-        (Some(_), false) => {
-            bail!("--server {server}: --ca-cert is given, so use https:// (this URL is not)")
-        }
-    }
+    Ok(banco_auth::client::endpoint(server, ca_cert)?)
 }
 
 async fn send(
@@ -359,19 +344,7 @@ fn canonical(text: &str) -> anyhow::Result<String> {
 
 /// 128 random bits as a UUID-shaped string: a fresh command id or idempotency key.
 pub(crate) fn fresh_command_id() -> anyhow::Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+    banco_auth::client::fresh_id().map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))
 }
 
 fn enum_name<E: std::fmt::Debug>(value: Result<E, prost::UnknownEnumValue>) -> String {
@@ -503,16 +476,6 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn command_ids_are_fresh_and_uuid_shaped() {
-        let a = fresh_command_id().ok();
-        let b = fresh_command_id().ok();
-        assert_ne!(a, b);
-        let a = a.unwrap_or_default();
-        assert_eq!(a.len(), 36);
-        assert_eq!(a.as_bytes()[14], b'4');
-    }
 
     #[test]
     fn cards_are_made_canonical() {

@@ -15,6 +15,7 @@ mod judge;
 mod odds;
 mod player;
 mod roads;
+mod shoe_sim;
 mod stream;
 mod token;
 mod validator;
@@ -56,6 +57,9 @@ enum Command {
     /// The table camera (or a test pattern) with the round overlay, as low-latency H.264
     /// published to the broadcaster; reconnects by itself.
     Stream(Box<stream::StreamArgs>),
+    /// A simulated shoe reader: a seeded shuffled shoe, one card per line into the
+    /// console's scanner source each time the table wants one, with the odd misread.
+    ShoeSim(shoe_sim::ShoeSimArgs),
     /// Simulated players that watch and bet like people, for demos and load.
     Bots(bots::BotsArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Player(args) => player::run(&args),
         Command::Bots(args) => bots::run(&args),
         Command::Stream(args) => stream::run(&args),
+        Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Bench(command) => bench::run(&command),
     };
     match result {

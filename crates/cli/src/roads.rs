@@ -144,7 +144,7 @@ pub(crate) fn render(board: &Scoreboard) -> String {
             .collect();
         section(
             &mut out,
-            &format!("{} (R red, B blue)", title(kind)),
+            &format!("{} (R red, B blue)", kind.title()),
             &cells,
         );
     }
@@ -173,7 +173,7 @@ pub(crate) fn render(board: &Scoreboard) -> String {
             .iter()
             .map(|&kind| {
                 let mark = prediction.get(kind).map_or('-', Mark::letter);
-                format!("{} {mark}", title(kind))
+                format!("{} {mark}", kind.title())
             })
             .collect();
         out.push_str(&format!(
@@ -183,14 +183,6 @@ pub(crate) fn render(board: &Scoreboard) -> String {
         ));
     }
     out
-}
-
-fn title(kind: DerivedKind) -> &'static str {
-    match kind {
-        DerivedKind::BigEyeBoy => "Big Eye Boy",
-        DerivedKind::SmallRoad => "Small Road",
-        DerivedKind::CockroachPig => "Cockroach Pig",
-    }
 }
 
 fn side_name(side: Side) -> &'static str {

@@ -673,6 +673,7 @@ fn descriptor_set_lists_the_five_services_and_their_methods() {
             "ArchiveService",
             expect(&[
                 "Append",
+                "AppendBatch",
                 "ListRounds",
                 "GetRound",
                 "ShoeReport",
@@ -681,6 +682,7 @@ fn descriptor_set_lists_the_five_services_and_their_methods() {
                 "Export",
                 "Verify",
                 "GetClip",
+                "UploadClip",
             ]),
         ),
     ]

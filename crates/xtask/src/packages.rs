@@ -8,12 +8,14 @@ use anyhow::{Context, Result, bail};
 /// GStreamer 1.22 with its development headers and the plugins the video pipeline and its
 /// tests use (x264 is in -ugly, the H.264 parser in -bad, the MP4 muxer in -good); the
 /// servers the tests and benchmarks start on loopback (PostgreSQL 15 for the archive,
-/// NATS for the fan-out comparison); and the `sqlite3` tool the archive's tampering test
-/// edits a row with, as a person would.
+/// NATS for the fan-out comparison); the `sqlite3` tool the archive's tampering test
+/// edits a row with, as a person would; and `tmux`, in which the croupier console's
+/// end-to-end test runs the console and reads its screen.
 const PACKAGES: &[&str] = &[
     "postgresql",
     "nats-server",
     "sqlite3",
+    "tmux",
     "libgstreamer1.0-dev",
     "libgstreamer-plugins-base1.0-dev",
     "gstreamer1.0-plugins-base",

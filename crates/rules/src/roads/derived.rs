@@ -54,6 +54,15 @@ impl DerivedKind {
         }
     }
 
+    /// The name people know it by: `Big Eye Boy`.
+    pub const fn title(self) -> &'static str {
+        match self {
+            DerivedKind::BigEyeBoy => "Big Eye Boy",
+            DerivedKind::SmallRoad => "Small Road",
+            DerivedKind::CockroachPig => "Cockroach Pig",
+        }
+    }
+
     /// The wire name, as in JSON keys.
     pub const fn name(self) -> &'static str {
         match self {

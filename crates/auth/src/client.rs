@@ -1,0 +1,147 @@
+//! What every client of a banco service does first: reach the server (plaintext on
+//! `http://`, TLS trusting one CA on `https://`), present its token, and number its
+//! requests. Shared by `banco croupier`, `banco player`, `banco audit`, `banco shoe-sim` and
+//! the croupier console.
+
+use std::path::{Path, PathBuf};
+
+use tonic::transport::Endpoint;
+
+use crate::claims::Claims;
+use crate::error::TokenError;
+use crate::interceptor::BearerToken;
+use crate::tls::{ClientTls, TlsError};
+
+/// Why a client could not be set up. Each message names the flag or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("--server {0}: not a URL")]
+    BadUrl(String),
+    #[error(
+        "--server {0}: https needs --ca-cert (the CA that signed the broadcaster's certificate)"
+    )]
+    HttpsNeedsCa(String),
+    #[error("--server {0}: --ca-cert is given, so use https:// (this URL is not)")]
+    CaNeedsHttps(String),
+    #[error("--ca-cert {path}: {error}")]
+    Ca { path: PathBuf, error: TlsError },
+    #[error("--ca-cert {path}: {error}")]
+    TlsConfig {
+        path: PathBuf,
+        error: tonic::transport::Error,
+    },
+    #[error("--token-file {path}: could not read it: {error}")]
+    TokenUnreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("--token-file {path}: not a token: {error}")]
+    NotAToken { path: PathBuf, error: TokenError },
+}
+
+/// The server's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for `https://`.
+/// Each needs the other (tonic would send plaintext to `http://` even with a CA).
+pub fn endpoint(server: &str, ca_cert: Option<&Path>) -> Result<Endpoint, ClientError> {
+    let endpoint = Endpoint::from_shared(server.to_owned())
+        .map_err(|_| ClientError::BadUrl(server.to_owned()))?;
+    let https = endpoint.uri().scheme_str() == Some("https");
+    match (ca_cert, https) {
+        (Some(ca), true) => {
+            let tls = ClientTls::from_ca_pem_file(ca).map_err(|error| ClientError::Ca {
+                path: ca.to_owned(),
+                error,
+            })?;
+            endpoint
+                .tls_config(tls.config())
+                .map_err(|error| ClientError::TlsConfig {
+                    path: ca.to_owned(),
+                    error,
+                })
+        }
+        (None, false) => Ok(endpoint),
+        (None, true) => Err(ClientError::HttpsNeedsCa(server.to_owned())),
+        (Some(_), false) => Err(ClientError::CaNeedsHttps(server.to_owned())),
+    }
+}
+
+/// A token file as `banco token issue` writes it.
+#[derive(Debug)]
+pub struct TokenFile {
+    /// To attach to every request.
+    pub bearer: BearerToken,
+    /// The token's subject as written in it, NOT verified (the client has no public key):
+    /// for display only, e.g. the croupier's name on the console. The server decides.
+    pub subject: Option<String>,
+}
+
+/// Reads a token file; errors name the file and never quote the token.
+pub fn read_token_file(path: &Path) -> Result<TokenFile, ClientError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ClientError::TokenUnreadable {
+        path: path.to_owned(),
+        error,
+    })?;
+    let token = text.trim();
+    let bearer = BearerToken::new(token).map_err(|error| ClientError::NotAToken {
+        path: path.to_owned(),
+        error,
+    })?;
+    Ok(TokenFile {
+        bearer,
+        subject: crate::token::unverified_claims(token)
+            .ok()
+            .map(|c: Claims| c.sub),
+    })
+}
+
+/// 128 random bits as a UUID-shaped string (version 4): a fresh command id or idempotency
+/// key, so that ids from different processes and runs never meet.
+pub fn fresh_id() -> Result<String, getrandom::Error> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b)?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_fresh_and_uuid_shaped() {
+        let a = fresh_id().unwrap_or_default();
+        let b = fresh_id().unwrap_or_default();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.as_bytes()[14], b'4');
+    }
+
+    #[test]
+    fn server_and_ca_must_agree() {
+        assert!(endpoint("http://127.0.0.1:7102", None).is_ok());
+        let err = endpoint("https://h:1", None).err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("--ca-cert")));
+        let err = endpoint("http://h:1", Some(Path::new("ca.pem")))
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("https://")));
+        let err = endpoint("not a url", None).err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("not a URL")));
+    }
+
+    #[test]
+    fn token_file_errors_name_the_file() {
+        let err = read_token_file(Path::new("/nonexistent/croupier.token"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("/nonexistent/croupier.token")));
+    }
+}
