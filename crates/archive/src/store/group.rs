@@ -18,8 +18,9 @@ use super::append::{Appended, OwnedRound, write_batch};
 use super::known::Known;
 use crate::error::ArchiveError;
 
-/// Requests taken into one transaction at most (each of one round, or of a batch).
-pub(crate) const MAX_REQUESTS: usize = 256;
+/// Requests taken into one transaction at most (each of one round, or of a batch of up
+/// to 1,000): bounds a transaction to 64,000 rounds however many outboxes catch up at once.
+pub(crate) const MAX_REQUESTS: usize = 64;
 
 /// One caller's rounds, and where its answers go (one per round, in order).
 type Request = (
