@@ -61,6 +61,29 @@ async fn append_and_every_refusal(db: TestDb) {
         append(&store, &keys, &bad_sig).await.unwrap_err(),
         ArchiveError::BadSignature { .. }
     ));
+    // Bytes that parse to the round but are not the table's encoding of it (pretty
+    // printed), hashed as they are and unsigned: an archive with no table key to check
+    // them against refuses them by re-encoding the round; one with keys, as unsigned.
+    let mut pretty = record(&sealed[1]);
+    pretty.table_record = serde_json::to_vec_pretty(&sealed[1].round).unwrap();
+    let hash =
+        banco_table::actor::SealedRound::hash_encoded(&sealed[1].prev_hash, &pretty.table_record)
+            .unwrap();
+    pretty.hash = banco_archive::hexbytes::from_hex(&hash).unwrap();
+    pretty.signature.clear();
+    pretty.key_id.clear();
+    let e = append(&store, &banco_archive::TrustedKeys::default(), &pretty)
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("not the table's canonical encoding of the round"),
+        "{e}"
+    );
+    assert!(matches!(
+        append(&store, &keys, &pretty).await.unwrap_err(),
+        ArchiveError::BadSignature { .. }
+    ));
     // Unknown key.
     let other =
         banco_archive::TrustedKeys::new([

@@ -1,6 +1,6 @@
 //! Group commit of appends, as the table's journal does it: one committer task per open
-//! store takes every request waiting in its queue (up to [`MAX_REQUESTS`], each of one
-//! round or of a batch), checks each round in arrival order and writes them all in ONE
+//! store takes the requests waiting in its queue (up to [`MAX_REQUESTS`] and about
+//! [`ROUNDS_PER_COMMIT`] rounds, each request of one round or of a batch), checks each round in arrival order and writes them all in ONE
 //! transaction ([`super::append::write_batch`]), then answers each caller. Requests that
 //! arrive while a transaction commits wait for the next one, so under load a single fsync
 //! serves many rounds; alone, a request is committed at once. A table's outbox waits for
@@ -56,11 +56,24 @@ impl GroupCommit {
     }
 }
 
+/// Rounds after which a transaction takes no further request. Without it, outboxes
+/// catching up together fall into lockstep: all check their batches at once, then wait
+/// while the one writer commits all of them, and the cores take turns instead of
+/// overlapping. Transactions of about this size keep the writer busy while the next
+/// batches are being checked, for one fsync per 2,000 rounds or so.
+pub(crate) const ROUNDS_PER_COMMIT: usize = 2_000;
+
 async fn run(db: Db, mut rx: mpsc::UnboundedReceiver<Request>) {
-    let mut requests = Vec::with_capacity(MAX_REQUESTS);
     let mut known = Known::default();
-    while rx.recv_many(&mut requests, MAX_REQUESTS).await > 0 {
-        commit(&db, &mut known, std::mem::take(&mut requests)).await;
+    while let Some(first) = rx.recv().await {
+        let mut rounds = first.0.len();
+        let mut requests = vec![first];
+        while rounds < ROUNDS_PER_COMMIT && requests.len() < MAX_REQUESTS {
+            let Ok(next) = rx.try_recv() else { break };
+            rounds += next.0.len();
+            requests.push(next);
+        }
+        commit(&db, &mut known, requests).await;
     }
 }
 
