@@ -329,7 +329,10 @@ pub(crate) async fn apply(
 }
 
 /// The table's state now: the first message of WatchTable.
-pub(crate) async fn current_state(client: &mut Client, table: &str) -> anyhow::Result<pb::TableState> {
+pub(crate) async fn current_state(
+    client: &mut Client,
+    table: &str,
+) -> anyhow::Result<pb::TableState> {
     let mut stream = client
         .watch_table(pb::WatchTableRequest {
             table_id: table.to_owned(),

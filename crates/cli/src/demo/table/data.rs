@@ -132,7 +132,10 @@ mod tests {
         assert!(data.signing_key().exists() && data.table_key_pub().exists());
         std::fs::write(data.dir.join("archive.db"), "old").unwrap();
         let again = DemoData::prepare(&dir).unwrap();
-        assert!(!again.archive_db().exists(), "the last run's archive is gone");
+        assert!(
+            !again.archive_db().exists(),
+            "the last run's archive is gone"
+        );
         assert!(again.token("croupier.token").exists());
 
         let foreign = root.path().join("mine");

@@ -225,7 +225,10 @@ fn start_services(
         ),
         "archive listening on ",
     )?;
-    println!("demo: archive on {archive} ({})", data.archive_db().display());
+    println!(
+        "demo: archive on {archive} ({})",
+        data.archive_db().display()
+    );
     let broadcaster = children.start_listening(
         "broadcaster",
         banco_command(
@@ -320,7 +323,10 @@ fn start_services(
             ],
         ),
     )?;
-    println!("demo: {} bots (bot-001 …) bet when betting opens", args.bots);
+    println!(
+        "demo: {} bots (bot-001 …) bet when betting opens",
+        args.bots
+    );
     println!("demo: logs in {}", data.logs().display());
     Ok(Addresses {
         archive,
@@ -350,10 +356,7 @@ fn find_console(given: Option<&Path>, banco: &Path) -> anyhow::Result<PathBuf> {
         }
         return Ok(path.to_owned());
     }
-    let beside = banco.with_file_name(format!(
-        "croupier-console{}",
-        std::env::consts::EXE_SUFFIX
-    ));
+    let beside = banco.with_file_name(format!("croupier-console{}", std::env::consts::EXE_SUFFIX));
     if beside.is_file() {
         return Ok(beside);
     }
@@ -452,7 +455,10 @@ async fn headless(
         args.seed,
         rx,
     );
-    println!("demo: headless: the built-in croupier plays {} rounds", args.rounds);
+    println!(
+        "demo: headless: the built-in croupier plays {} rounds",
+        args.rounds
+    );
     let played = tokio::select! {
         played = dealer.play(args.rounds) => played,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),

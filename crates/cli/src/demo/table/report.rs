@@ -116,11 +116,7 @@ impl Summary {
             );
         } else {
             let bad = self.verify.first_bad.clone().unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "; chain BROKEN at {}: {}",
-                bad.round_id, bad.problem
-            );
+            let _ = writeln!(out, "; chain BROKEN at {}: {}", bad.round_id, bad.problem);
         }
         out
     }
