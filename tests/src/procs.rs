@@ -200,6 +200,9 @@ pub struct BroadcasterSetup {
     pub table_key: Option<PathBuf>,
     /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
     pub clips_dir: Option<PathBuf>,
+    /// `--betting-seconds N`: betting closes by itself after N seconds (None: the
+    /// croupier closes it).
+    pub betting_seconds: Option<u32>,
 }
 
 impl BroadcasterSetup {
@@ -217,6 +220,7 @@ impl BroadcasterSetup {
             archive_url: None,
             table_key: None,
             clips_dir: None,
+            betting_seconds: None,
         }
     }
 
@@ -254,6 +258,9 @@ impl BroadcasterSetup {
         }
         if let Some(dir) = &self.clips_dir {
             args.extend(["--clips-dir".into(), dir.into()]);
+        }
+        if let Some(seconds) = self.betting_seconds {
+            args.extend(["--betting-seconds".into(), seconds.to_string().into()]);
         }
         Service::start("broadcaster", &args)
     }

@@ -127,7 +127,7 @@ pub(crate) enum CroupierCommand {
     Watch,
 }
 
-type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
+pub(crate) type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
     let bearer = banco_auth::client::read_token_file(&args.at.token_file)?.bearer;
@@ -159,6 +159,50 @@ async fn send(
     command_id: String,
     command: &CroupierCommand,
 ) -> anyhow::Result<ExitCode> {
+    match command {
+        CroupierCommand::State => {
+            print!("{}", render_state(&current_state(client, table).await?));
+            return Ok(ExitCode::SUCCESS);
+        }
+        CroupierCommand::Watch => {
+            let mut stream = client
+                .watch_table(pb::WatchTableRequest {
+                    table_id: table.to_owned(),
+                })
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            while let Some(state) = stream.message().await.map_err(status_error)? {
+                println!("{}", render_state(&state));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
+    }
+    let reply = apply(client, table, command_id, command).await?;
+    if reply.replayed {
+        println!("(already applied: this is the reply it got then)");
+    }
+    if let Some(state) = &reply.state {
+        print!("{}", render_state(state));
+    }
+    match &reply.refusal {
+        Some(refusal) => {
+            println!("{}", render_refusal(refusal));
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Sends one command to the table under `command_id` and returns the table's reply (a
+/// refusal is a reply, not an error); `banco croupier` and the demo's dealer both use it.
+pub(crate) async fn apply(
+    client: &mut Client,
+    table: &str,
+    command_id: String,
+    command: &CroupierCommand,
+) -> anyhow::Result<pb::CommandReply> {
     let table_id = table.to_owned();
     let reply = match command {
         CroupierCommand::OpenShoe {
@@ -277,40 +321,18 @@ async fn send(
             };
             client.mute_player(request).await
         }
-        CroupierCommand::State => {
-            print!("{}", render_state(&current_state(client, table).await?));
-            return Ok(ExitCode::SUCCESS);
-        }
-        CroupierCommand::Watch => {
-            let mut stream = client
-                .watch_table(pb::WatchTableRequest { table_id })
-                .await
-                .map_err(status_error)?
-                .into_inner();
-            while let Some(state) = stream.message().await.map_err(status_error)? {
-                println!("{}", render_state(&state));
-            }
-            return Ok(ExitCode::SUCCESS);
+        CroupierCommand::State | CroupierCommand::Watch => {
+            bail!("`state` and `watch` read the table: they are not commands to send")
         }
     };
-    let reply = reply.map_err(status_error)?.into_inner();
-    if reply.replayed {
-        println!("(already applied: this is the reply it got then)");
-    }
-    if let Some(state) = &reply.state {
-        print!("{}", render_state(state));
-    }
-    match &reply.refusal {
-        Some(refusal) => {
-            println!("{}", render_refusal(refusal));
-            Ok(ExitCode::from(1))
-        }
-        None => Ok(ExitCode::SUCCESS),
-    }
+    Ok(reply.map_err(status_error)?.into_inner())
 }
 
 /// The table's state now: the first message of WatchTable.
-async fn current_state(client: &mut Client, table: &str) -> anyhow::Result<pb::TableState> {
+pub(crate) async fn current_state(
+    client: &mut Client,
+    table: &str,
+) -> anyhow::Result<pb::TableState> {
     let mut stream = client
         .watch_table(pb::WatchTableRequest {
             table_id: table.to_owned(),
@@ -324,7 +346,7 @@ async fn current_state(client: &mut Client, table: &str) -> anyhow::Result<pb::T
     }
 }
 
-fn status_error(status: tonic::Status) -> anyhow::Error {
+pub(crate) fn status_error(status: tonic::Status) -> anyhow::Error {
     anyhow::anyhow!("{:?}: {}", status.code(), status.message())
 }
 

@@ -40,8 +40,10 @@ enum Command {
     Odds(odds::OddsArgs),
     /// Draw the scoreboard roads (bead plate, Big Road, derived roads) of a run of results.
     Roads(roads::RoadsArgs),
-    /// Play one seeded shoe through the rules: every hand, its settlement, roads and odds.
-    Demo(demo::DemoArgs),
+    /// A whole live table on this machine (`table`), or a seeded shoe through the rules
+    /// engine alone (`rules`).
+    #[command(subcommand)]
+    Demo(demo::DemoCommand),
     /// Serve RulesService, the stateless rules authority, with health and reflection.
     Validator(validator::ValidatorArgs),
     /// Serve one table: its actor behind TableService and PlayerService.

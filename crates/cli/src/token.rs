@@ -1,6 +1,6 @@
 //! `banco token`: the key pair that signs bearer tokens, and the tokens themselves.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
@@ -42,11 +42,7 @@ pub(crate) enum TokenCommand {
 pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
     match command {
         TokenCommand::Keygen { dir } => {
-            let key = generate_signing_key()?;
-            let secret = dir.join("signing.key");
-            let public = dir.join("signing.pub");
-            save_signing_key(&secret, &key)?;
-            save_verifying_key(&public, &key.verifying_key())?;
+            let (secret, public) = keygen(dir)?;
             eprintln!(
                 "wrote {} (secret, 0600) and {}",
                 secret.display(),
@@ -61,13 +57,34 @@ pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
             audience,
         } => {
             let role: Role = role.parse()?;
-            check_subject(sub).with_context(|| format!("--sub {sub}"))?;
             let ttl = parse_ttl(ttl)?;
-            let issuer = Issuer::new(load_signing_key(key)?, audience)?;
-            println!("{}", issuer.issue(sub, role, ttl, SystemTime::now())?);
+            println!("{}", issue(key, audience, role, sub, ttl)?);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `signing.key` and `signing.pub` in `dir` (never overwritten); their paths.
+pub(crate) fn keygen(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let key = generate_signing_key()?;
+    let secret = dir.join("signing.key");
+    let public = dir.join("signing.pub");
+    save_signing_key(&secret, &key)?;
+    save_verifying_key(&public, &key.verifying_key())?;
+    Ok((secret, public))
+}
+
+/// A token for `sub` in `role`, signed with the key in `key`, valid for `ttl` from now.
+pub(crate) fn issue(
+    key: &Path,
+    audience: &str,
+    role: Role,
+    sub: &str,
+    ttl: Duration,
+) -> anyhow::Result<String> {
+    check_subject(sub).with_context(|| format!("--sub {sub}"))?;
+    let issuer = Issuer::new(load_signing_key(key)?, audience)?;
+    Ok(issuer.issue(sub, role, ttl, SystemTime::now())?)
 }
 
 /// `90s`, `30m`, `8h`, `7d`.

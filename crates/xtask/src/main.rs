@@ -4,7 +4,7 @@
 //! - `test`:  setup, then formatting, clippy, and every test of the workspace.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
-//! - `demo`:  setup, build, and run the demo of what banco does so far.
+//! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,9 @@ commands:
   test    setup, cargo fmt --check, clippy -D warnings, every test of the workspace
   ci      test, then build the benchmarks and run each fuzz target for 30 s (nightly)
   bench   run the criterion benchmarks and print their figures
-  demo    setup, build, and play a seeded shoe through the rules with its roads and odds
+  demo    setup, build, and run a whole table: services, video, 20 bots and the croupier
+          console (--headless --rounds N: a built-in croupier and a summary;
+          `demo rules`: a seeded shoe through the rules engine alone)
 ";
 
 fn main() -> ExitCode {
@@ -99,19 +101,36 @@ fn bench(extra: &[String]) -> Result<()> {
     cargo(&args)
 }
 
+/// Builds `banco` and `croupier-console` (release), then runs `banco demo table` with the
+/// arguments given (`--headless --rounds N`, …) in the current folder, so the demo's data
+/// lands in `./demo-data`. `cargo xtask demo rules [--seed N]` runs the rules-only
+/// walk-through instead.
 fn demo(extra: &[String]) -> Result<()> {
     packages::setup()?;
-    let mut args = vec![
-        "run",
+    cargo(&[
+        "build",
         "--release",
         "--quiet",
         "--package",
         "banco-cli",
-        "--",
-        "demo",
-    ];
+        "--package",
+        "croupier-console",
+    ])?;
+    let banco = target_dir(&root()).join("release").join("banco");
+    let mut args: Vec<&str> = vec!["demo"];
+    if extra.first().map(String::as_str) != Some("rules") {
+        args.push("table");
+    }
     args.extend(extra.iter().map(String::as_str));
-    cargo(&args)
+    eprintln!("xtask: {} {}", banco.display(), args.join(" "));
+    let status = Command::new(&banco)
+        .args(&args)
+        .status()
+        .with_context(|| format!("could not start {}", banco.display()))?;
+    if !status.success() {
+        bail!("the demo failed ({status})");
+    }
+    Ok(())
 }
 
 /// The fuzz crate is a workspace of its own (cargo-fuzz wants that). Its invariant checks

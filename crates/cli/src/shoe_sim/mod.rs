@@ -5,20 +5,20 @@
 //! Now and then it misreads: it writes a line that is not a card, which the console must
 //! refuse with its reason, then the card itself.
 
+mod cards;
 mod target;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use banco_rules::Card;
-use banco_rules::shoe::{Shoe, ShoeConfig};
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::watch;
 
+pub(crate) use cards::Cards;
 use croupier_console::scanner::ScannerSource;
 use target::Sink;
 
@@ -113,42 +113,6 @@ fn due(state: &pb::TableState) -> Option<Due> {
     })
 }
 
-/// The shoe in the reader: its order, and the next card out.
-struct Cards {
-    id: String,
-    order: Vec<Card>,
-    next: usize,
-}
-
-impl Cards {
-    fn shuffle(id: &str, decks: u8, rng: &mut ChaCha20Rng) -> anyhow::Result<Cards> {
-        let config = ShoeConfig {
-            decks,
-            ..ShoeConfig::default()
-        };
-        let shoe = Shoe::shuffled(config, rng).context("--decks")?;
-        Ok(Cards {
-            id: id.to_owned(),
-            order: shoe.order().to_vec(),
-            next: 0,
-        })
-    }
-
-    /// The exposed card; the ones it burns face down are skipped (never scanned).
-    fn burn(&mut self) -> Option<(Card, u8)> {
-        let exposed = *self.order.get(self.next)?;
-        let face_down = banco_rules::shoe::burn_count(exposed);
-        self.next += 1 + usize::from(face_down);
-        Some((exposed, face_down))
-    }
-
-    fn next_card(&mut self) -> Option<Card> {
-        let card = *self.order.get(self.next)?;
-        self.next += 1;
-        Some(card)
-    }
-}
-
 pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
     let token = banco_auth::client::read_token_file(&args.at.token_file)?;
     let endpoint = args.at.server.endpoint()?;
@@ -162,11 +126,10 @@ pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Keeps the latest state of the table in `tx`, reconnecting whenever the stream breaks.
-async fn watch_table(
-    mut client: TableServiceClient<
-        tonic::codegen::InterceptedService<tonic::transport::Channel, banco_auth::BearerToken>,
-    >,
+/// Keeps the latest state of the table in `tx`, reconnecting whenever the stream breaks
+/// (the demo's dealer watches the table the same way).
+pub(crate) async fn watch_table(
+    mut client: crate::croupier::Client,
     table_id: String,
     tx: watch::Sender<Option<pb::TableState>>,
 ) {
@@ -267,6 +230,7 @@ async fn play(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use banco_rules::Card;
 
     #[test]
     fn every_misread_is_refused_by_the_card_parser() {
@@ -286,17 +250,6 @@ mod tests {
         assert!(parse_rate("1.5").is_err());
         assert!(parse_rate("-0.1").is_err());
         assert!(parse_rate("NaN").is_err());
-    }
-
-    #[test]
-    fn the_burn_skips_what_it_counts() {
-        let mut rng = ChaCha20Rng::seed_from_u64(7);
-        let mut shoe = Cards::shuffle("T01-S0001", 8, &mut rng).unwrap_or_else(|e| panic!("{e}"));
-        let order = shoe.order.clone();
-        let (exposed, face_down) = shoe.burn().unwrap_or_else(|| panic!("empty"));
-        assert_eq!(exposed, order[0]);
-        assert!((1..=10).contains(&face_down));
-        assert_eq!(shoe.next_card(), Some(order[1 + usize::from(face_down)]));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `banco demo`: one seeded shoe played through the rules engine, as an automated table
-//! would play it, so that a newcomer sees what banco decides and how.
+//! `banco demo rules`: one seeded shoe played through the rules engine, as an automated
+//! table would play it, so that a newcomer sees what banco decides and how.
 //!
 //! Every card goes through the counting shoe and the coup one at a time; each hand is
 //! settled against one stake on every position; the roads grow hand by hand; the exact odds
@@ -19,7 +19,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng as _;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct DemoArgs {
+pub(crate) struct RulesDemoArgs {
     /// Seed of the ChaCha20 shuffle; the same seed plays the same shoe.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
@@ -34,7 +34,7 @@ pub(crate) struct DemoArgs {
     stake: i64,
 }
 
-pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &RulesDemoArgs) -> anyhow::Result<ExitCode> {
     print!("{}", play(args)?);
     Ok(ExitCode::SUCCESS)
 }
@@ -49,7 +49,7 @@ struct Tally {
     rounded_off: f64,
 }
 
-fn play(args: &DemoArgs) -> anyhow::Result<String> {
+fn play(args: &RulesDemoArgs) -> anyhow::Result<String> {
     if args.stake <= 0 {
         bail!(
             "--stake {}: a stake must be at least 1 minor unit",
@@ -67,7 +67,7 @@ fn play(args: &DemoArgs) -> anyhow::Result<String> {
 
     writeln!(
         out,
-        "banco demo: {} decks shuffled by ChaCha20 with seed {} (replay with --seed {}), \
+        "banco demo rules: {} decks shuffled by ChaCha20 with seed {} (replay with --seed {}), \
          cut card {} from the end, paytable {}",
         config.decks, args.seed, args.seed, config.cut_card_from_end, paytable.name
     )?;
@@ -224,7 +224,7 @@ mod tests {
     use super::*;
 
     fn demo(seed: u64) -> String {
-        let args = DemoArgs {
+        let args = RulesDemoArgs {
             seed,
             decks: 8,
             paytable: "standard".into(),
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_named() {
-        let args = DemoArgs {
+        let args = RulesDemoArgs {
             seed: 1,
             decks: 9,
             paytable: "standard".into(),
@@ -270,14 +270,14 @@ mod tests {
         };
         let err = format!("{:#}", play(&args).expect_err("9 decks"));
         assert!(err.contains('9'), "{err}");
-        let args = DemoArgs {
+        let args = RulesDemoArgs {
             seed: 1,
             decks: 8,
             paytable: "vegas".into(),
             stake: 1000,
         };
         assert!(format!("{:#}", play(&args).expect_err("vegas")).contains("vegas"));
-        let args = DemoArgs {
+        let args = RulesDemoArgs {
             seed: 1,
             decks: 8,
             paytable: "standard".into(),
