@@ -4,10 +4,12 @@
 //! - [`procs`]: keys, tokens, and the validator and broadcaster as child processes.
 //! - [`clients`]: a croupier console that numbers its commands, and player clients.
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
+//! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
 
 pub mod archive;
 pub mod clients;
+pub mod metrics;
 pub mod model;
 pub mod outbox;
 pub mod procs;

@@ -93,6 +93,17 @@ pub struct Service {
 impl Service {
     /// Starts `banco <args>` and waits for its `<name> listening on <addr>` line.
     pub fn start(name: &str, args: &[std::ffi::OsString]) -> Service {
+        Service::start_with_metrics(name, args, false).0
+    }
+
+    /// [`Service::start`]; with `metrics`, also waits for the `metrics listening on
+    /// <addr>` line that follows (the service given `--metrics-listen`), and returns that
+    /// address.
+    pub fn start_with_metrics(
+        name: &str,
+        args: &[std::ffi::OsString],
+        metrics: bool,
+    ) -> (Service, Option<String>) {
         let mut child = banco()
             .args(args)
             .stdout(Stdio::piped())
@@ -111,12 +122,20 @@ impl Service {
             let status = child.wait();
             panic!("banco {name} did not start ({read:?}, {status:?}): first line `{line}`");
         };
+        let metrics_addr = metrics.then(|| {
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            match line.trim().strip_prefix("metrics listening on ") {
+                Some(addr) => addr.to_owned(),
+                None => panic!("banco {name}: no metrics address, but `{line}`"),
+            }
+        });
         // Keep draining stdout so the service never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = Vec::new();
             let _ = reader.read_to_end(&mut sink);
         });
-        Service { child, addr }
+        (Service { child, addr }, metrics_addr)
     }
 
     /// `host:port`.

@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod hexbytes;
 pub mod ingest;
+pub mod metrics;
 pub mod packed;
 pub mod query;
 pub mod record;
@@ -22,6 +23,7 @@ pub mod verify;
 
 pub use error::ArchiveError;
 pub use ingest::TrustedKeys;
+pub use metrics::ArchiveMetrics;
 pub use serve::{ServeError, ServeOptions, serve};
 pub use service::ArchiveServer;
 pub use store::Appended;

@@ -29,6 +29,8 @@ pub struct ServeOptions {
     pub tls: Option<ServerTls>,
     /// The folder round clips are kept in; `None`: this archive takes no clips.
     pub clips: Option<std::path::PathBuf>,
+    /// Where requests are counted (`None`: nowhere).
+    pub metrics: Option<crate::metrics::ArchiveMetrics>,
 }
 
 /// Why the server could not start or stopped.
@@ -76,6 +78,9 @@ pub async fn serve(
     }
     tracing::info!(%addr, tls = options.tls.is_some(), backend = options.store.backend(), "archive serving ArchiveService");
     let mut server = ArchiveServer::new(options.store, options.table_keys);
+    if let Some(metrics) = options.metrics {
+        server = server.with_metrics(metrics);
+    }
     if let Some(dir) = &options.clips {
         server = server.with_clips(crate::clips::ClipFolder::open(dir)?);
     }

@@ -3,6 +3,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use banco_auth::{Role, caller};
 use banco_wire::pb;
@@ -18,6 +19,7 @@ use crate::error::ArchiveError;
 use crate::export::{self, Format};
 use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::{self, TrustedKeys};
+use crate::metrics::ArchiveMetrics;
 use crate::store::{Appended, ClipPut, Store};
 use crate::{query, stats, verify};
 
@@ -30,6 +32,7 @@ pub struct ArchiveServer {
     store: Store,
     keys: Arc<TrustedKeys>,
     clips: Option<ClipFolder>,
+    metrics: Option<ArchiveMetrics>,
 }
 
 impl ArchiveServer {
@@ -38,6 +41,7 @@ impl ArchiveServer {
             store,
             keys: Arc::new(keys),
             clips: None,
+            metrics: None,
         }
     }
 
@@ -45,6 +49,21 @@ impl ArchiveServer {
     pub fn with_clips(mut self, folder: ClipFolder) -> ArchiveServer {
         self.clips = Some(folder);
         self
+    }
+
+    /// Counts every request into `metrics`.
+    pub fn with_metrics(mut self, metrics: ArchiveMetrics) -> ArchiveServer {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    fn count<T>(&self, rpc: &'static str, result: &Result<T, Status>, started: Instant) {
+        if let Some(metrics) = &self.metrics {
+            let code = result
+                .as_ref()
+                .map_or_else(Status::code, |_| tonic::Code::Ok);
+            metrics.request(rpc, code, started.elapsed());
+        }
     }
 
     fn clips(&self) -> Result<&ClipFolder, ArchiveError> {
@@ -171,124 +190,183 @@ impl ArchiveService for ArchiveServer {
         &self,
         request: Request<pb::AppendRequest>,
     ) -> Result<Response<pb::AppendAck>, Status> {
-        require(&request, Role::Service)?;
-        let record = request
-            .into_inner()
-            .record
-            .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
-        let clip = self.checked_clip(&record).await?;
-        // Concurrent appends are serialised (and group-committed) by the store.
-        let appended = ingest::append(&self.store, &self.keys, &record).await?;
-        if let Some(clip) = &clip {
-            self.keep_clip(&record.round_id, clip, &appended).await?;
+        let started = Instant::now();
+        let result: Result<Response<pb::AppendAck>, Status> = async {
+            require(&request, Role::Service)?;
+            let record = request
+                .into_inner()
+                .record
+                .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
+            let clip = self.checked_clip(&record).await?;
+            // Concurrent appends are serialised (and group-committed) by the store.
+            let appended = ingest::append(&self.store, &self.keys, &record).await;
+            if let Some(metrics) = &self.metrics {
+                metrics.batch(1);
+                match &appended {
+                    Ok(appended) => metrics.appended(appended),
+                    Err(e) => metrics.refused(1, e),
+                }
+            }
+            let appended = appended?;
+            if let Some(clip) = &clip {
+                self.keep_clip(&record.round_id, clip, &appended).await?;
+            }
+            Ok(Response::new(ack_of(&record, appended)))
         }
-        Ok(Response::new(ack_of(&record, appended)))
+        .await;
+        self.count("append", &result, started);
+        result
     }
 
     async fn append_batch(
         &self,
         request: Request<pb::AppendBatchRequest>,
     ) -> Result<Response<pb::AppendBatchResponse>, Status> {
-        require(&request, Role::Service)?;
-        let records = request.into_inner().records;
-        if records.is_empty() {
-            return Err(Status::invalid_argument("`records` is empty"));
-        }
-        let mut clips = Vec::with_capacity(records.len());
-        for record in &records {
-            clips.push(self.checked_clip(record).await?);
-        }
-        // What the acks need of each record (not its bytes).
-        let heads: Vec<pb::RoundRecord> = records
-            .iter()
-            .map(|r| pb::RoundRecord {
-                round_id: r.round_id.clone(),
-                table_id: r.table_id.clone(),
-                chain_seq: r.chain_seq,
-                prev_hash: r.prev_hash.clone(),
-                ..Default::default()
-            })
-            .collect();
-        let appended = ingest::append_batch(&self.store, &self.keys, records).await?;
-        for ((head, clip), appended) in heads.iter().zip(&clips).zip(&appended) {
-            if let Some(clip) = clip {
-                self.keep_clip(&head.round_id, clip, appended).await?;
+        let started = Instant::now();
+        let result: Result<Response<pb::AppendBatchResponse>, Status> = async {
+            require(&request, Role::Service)?;
+            let records = request.into_inner().records;
+            if records.is_empty() {
+                return Err(Status::invalid_argument("`records` is empty"));
             }
+            let mut clips = Vec::with_capacity(records.len());
+            for record in &records {
+                clips.push(self.checked_clip(record).await?);
+            }
+            // What the acks need of each record (not its bytes).
+            let heads: Vec<pb::RoundRecord> = records
+                .iter()
+                .map(|r| pb::RoundRecord {
+                    round_id: r.round_id.clone(),
+                    table_id: r.table_id.clone(),
+                    chain_seq: r.chain_seq,
+                    prev_hash: r.prev_hash.clone(),
+                    ..Default::default()
+                })
+                .collect();
+            let count = records.len();
+            let appended = ingest::append_batch(&self.store, &self.keys, records).await;
+            if let Some(metrics) = &self.metrics {
+                metrics.batch(count);
+                match &appended {
+                    Ok(appended) => appended.iter().for_each(|a| metrics.appended(a)),
+                    Err(e) => metrics.refused(count, e),
+                }
+            }
+            let appended = appended?;
+            for ((head, clip), appended) in heads.iter().zip(&clips).zip(&appended) {
+                if let Some(clip) = clip {
+                    self.keep_clip(&head.round_id, clip, appended).await?;
+                }
+            }
+            let acks = heads
+                .iter()
+                .zip(appended)
+                .map(|(record, appended)| ack_of(record, appended))
+                .collect();
+            Ok(Response::new(pb::AppendBatchResponse { acks }))
         }
-        let acks = heads
-            .iter()
-            .zip(appended)
-            .map(|(record, appended)| ack_of(record, appended))
-            .collect();
-        Ok(Response::new(pb::AppendBatchResponse { acks }))
+        .await;
+        self.count("append_batch", &result, started);
+        result
     }
 
     async fn list_rounds(
         &self,
         request: Request<pb::ListRoundsRequest>,
     ) -> Result<Response<pb::ListRoundsResponse>, Status> {
-        require(&request, Role::Auditor)?;
-        Ok(Response::new(
-            query::list_rounds(&self.store, request.get_ref()).await?,
-        ))
+        let started = Instant::now();
+        let result: Result<Response<pb::ListRoundsResponse>, Status> = async {
+            require(&request, Role::Auditor)?;
+            Ok(Response::new(
+                query::list_rounds(&self.store, request.get_ref()).await?,
+            ))
+        }
+        .await;
+        self.count("list_rounds", &result, started);
+        result
     }
 
     async fn get_round(
         &self,
         request: Request<pb::GetRoundRequest>,
     ) -> Result<Response<pb::RoundRecord>, Status> {
-        require(&request, Role::Auditor)?;
-        Ok(Response::new(
-            query::get_round(&self.store, &request.get_ref().round_id).await?,
-        ))
+        let started = Instant::now();
+        let result: Result<Response<pb::RoundRecord>, Status> = async {
+            require(&request, Role::Auditor)?;
+            Ok(Response::new(
+                query::get_round(&self.store, &request.get_ref().round_id).await?,
+            ))
+        }
+        .await;
+        self.count("get_round", &result, started);
+        result
     }
 
     async fn shoe_report(
         &self,
         request: Request<pb::ShoeReportRequest>,
     ) -> Result<Response<pb::ShoeReportResponse>, Status> {
-        require(&request, Role::Auditor)?;
-        Ok(Response::new(
-            query::shoe_report(&self.store, &request.get_ref().shoe_id).await?,
-        ))
+        let started = Instant::now();
+        let result: Result<Response<pb::ShoeReportResponse>, Status> = async {
+            require(&request, Role::Auditor)?;
+            Ok(Response::new(
+                query::shoe_report(&self.store, &request.get_ref().shoe_id).await?,
+            ))
+        }
+        .await;
+        self.count("shoe_report", &result, started);
+        result
     }
 
     async fn stats(
         &self,
         request: Request<pb::StatsRequest>,
     ) -> Result<Response<pb::StatsResponse>, Status> {
-        require(&request, Role::Auditor)?;
-        Ok(Response::new(
-            stats::stats(&self.store, request.get_ref()).await?,
-        ))
+        let started = Instant::now();
+        let result: Result<Response<pb::StatsResponse>, Status> = async {
+            require(&request, Role::Auditor)?;
+            Ok(Response::new(
+                stats::stats(&self.store, request.get_ref()).await?,
+            ))
+        }
+        .await;
+        self.count("stats", &result, started);
+        result
     }
 
     async fn player_bets(
         &self,
         request: Request<pb::PlayerBetsRequest>,
     ) -> Result<Response<pb::PlayerBetsResponse>, Status> {
-        let who = caller(&request)?;
-        match who.role {
-            Role::Auditor => {}
-            Role::Player if who.sub == request.get_ref().player_id => {}
-            Role::Player => {
-                return Err(ArchiveError::PermissionDenied(format!(
-                    "player `{}` may see only their own bets, not those of `{}`",
-                    who.sub,
-                    request.get_ref().player_id
-                ))
-                .into());
+        let started = Instant::now();
+        let result: Result<Response<pb::PlayerBetsResponse>, Status> = async {
+            let who = caller(&request)?;
+            match who.role {
+                Role::Auditor => {}
+                Role::Player if who.sub == request.get_ref().player_id => {}
+                Role::Player => {
+                    return Err(ArchiveError::PermissionDenied(format!(
+                        "player `{}` may see only their own bets, not those of `{}`",
+                        who.sub,
+                        request.get_ref().player_id
+                    ))
+                    .into());
+                }
+                other => {
+                    return Err(Status::permission_denied(format!(
+                        "PlayerBets needs role Auditor or Player; the token of `{}` has role {other:?}",
+                        who.sub
+                    )));
+                }
             }
-            other => {
-                return Err(Status::permission_denied(format!(
-                    "PlayerBets needs role Auditor or Player; the token of `{}` has role {other:?}",
-                    who.sub
-                )));
-            }
+            Ok(Response::new(
+                query::player_bets(&self.store, request.get_ref()).await?,
+            ))
         }
-        Ok(Response::new(
-            query::player_bets(&self.store, request.get_ref()).await?,
-        ))
+        .await;
+        self.count("player_bets", &result, started);
+        result
     }
 
     type ExportStream = ChunkStream<pb::ExportChunk>;
@@ -297,34 +375,46 @@ impl ArchiveService for ArchiveServer {
         &self,
         request: Request<pb::ExportRequest>,
     ) -> Result<Response<Self::ExportStream>, Status> {
-        require(&request, Role::Auditor)?;
-        let request = request.into_inner();
-        let format = match pb::ExportFormat::try_from(request.format) {
-            Ok(pb::ExportFormat::Jsonl | pb::ExportFormat::Unspecified) => Format::Jsonl,
-            Ok(pb::ExportFormat::Csv) => Format::Csv,
-            Err(_) => {
-                return Err(ArchiveError::bad_request(
-                    "format",
-                    format!("{} is not a known format", request.format),
-                )
-                .into());
-            }
-        };
-        let filter = query::filter_sql(request.filter.as_ref())?;
-        let (tx, rx) = mpsc::channel(4);
-        tokio::spawn(export::run(self.store.clone(), filter, format, tx));
-        let stream = ReceiverStream::new(rx).map(|item| item.map_err(Status::from));
-        Ok(Response::new(Box::pin(stream)))
+        let started = Instant::now();
+        let result: Result<Response<Self::ExportStream>, Status> = async {
+            require(&request, Role::Auditor)?;
+            let request = request.into_inner();
+            let format = match pb::ExportFormat::try_from(request.format) {
+                Ok(pb::ExportFormat::Jsonl | pb::ExportFormat::Unspecified) => Format::Jsonl,
+                Ok(pb::ExportFormat::Csv) => Format::Csv,
+                Err(_) => {
+                    return Err(ArchiveError::bad_request(
+                        "format",
+                        format!("{} is not a known format", request.format),
+                    )
+                    .into());
+                }
+            };
+            let filter = query::filter_sql(request.filter.as_ref())?;
+            let (tx, rx) = mpsc::channel(4);
+            tokio::spawn(export::run(self.store.clone(), filter, format, tx));
+            let stream = ReceiverStream::new(rx).map(|item| item.map_err(Status::from));
+            Ok(Response::new(Box::pin(stream) as Self::ExportStream))
+        }
+        .await;
+        self.count("export", &result, started);
+        result
     }
 
     async fn verify(
         &self,
         request: Request<pb::VerifyRequest>,
     ) -> Result<Response<pb::VerifyResponse>, Status> {
-        require(&request, Role::Auditor)?;
-        Ok(Response::new(
-            verify::verify(&self.store, &self.keys, &request.get_ref().table_id).await?,
-        ))
+        let started = Instant::now();
+        let result: Result<Response<pb::VerifyResponse>, Status> = async {
+            require(&request, Role::Auditor)?;
+            Ok(Response::new(
+                verify::verify(&self.store, &self.keys, &request.get_ref().table_id).await?,
+            ))
+        }
+        .await;
+        self.count("verify", &result, started);
+        result
     }
 
     type GetClipStream = ChunkStream<pb::ClipChunk>;
@@ -333,60 +423,74 @@ impl ArchiveService for ArchiveServer {
         &self,
         request: Request<pb::GetClipRequest>,
     ) -> Result<Response<Self::GetClipStream>, Status> {
-        require(&request, Role::Auditor)?;
-        let round_id = request.into_inner().round_id;
-        if round_id.is_empty() {
-            return Err(ArchiveError::bad_request("round_id", "empty").into());
-        }
-        let Some(clip) = self.store.clip(&round_id).await? else {
-            let why = if self.store.get_round(&round_id).await?.is_some() {
-                format!("round `{round_id}` has no clip")
-            } else {
-                format!("no round `{round_id}` in the archive")
+        let started = Instant::now();
+        let result: Result<Response<Self::GetClipStream>, Status> = async {
+            require(&request, Role::Auditor)?;
+            let round_id = request.into_inner().round_id;
+            if round_id.is_empty() {
+                return Err(ArchiveError::bad_request("round_id", "empty").into());
+            }
+            let Some(clip) = self.store.clip(&round_id).await? else {
+                let why = if self.store.get_round(&round_id).await?.is_some() {
+                    format!("round `{round_id}` has no clip")
+                } else {
+                    format!("no round `{round_id}` in the archive")
+                };
+                return Err(ArchiveError::NotFound(why).into());
             };
-            return Err(ArchiveError::NotFound(why).into());
-        };
-        let (mut file, total_size) = self.clips()?.open_checked(&round_id, &clip).await?;
-        let (sender, receiver) = mpsc::channel(4);
-        tokio::spawn(async move {
-            use tokio::io::AsyncReadExt as _;
-            let mut offset = 0u64;
-            loop {
-                let mut data = vec![0u8; crate::clips::CHUNK_BYTES];
-                let n = match file.read(&mut data).await {
-                    Ok(0) => return,
-                    Ok(n) => n,
-                    Err(e) => {
-                        let _ = sender
-                            .send(Err(Status::internal(format!("reading the clip: {e}"))))
-                            .await;
+            let (mut file, total_size) = self.clips()?.open_checked(&round_id, &clip).await?;
+            let (sender, receiver) = mpsc::channel(4);
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt as _;
+                let mut offset = 0u64;
+                loop {
+                    let mut data = vec![0u8; crate::clips::CHUNK_BYTES];
+                    let n = match file.read(&mut data).await {
+                        Ok(0) => return,
+                        Ok(n) => n,
+                        Err(e) => {
+                            let _ = sender
+                                .send(Err(Status::internal(format!("reading the clip: {e}"))))
+                                .await;
+                            return;
+                        }
+                    };
+                    data.truncate(n);
+                    let chunk = pb::ClipChunk {
+                        data,
+                        offset,
+                        total_size,
+                    };
+                    offset += n as u64;
+                    if sender.send(Ok(chunk)).await.is_err() {
                         return;
                     }
-                };
-                data.truncate(n);
-                let chunk = pb::ClipChunk {
-                    data,
-                    offset,
-                    total_size,
-                };
-                offset += n as u64;
-                if sender.send(Ok(chunk)).await.is_err() {
-                    return;
                 }
-            }
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
+            });
+            Ok(Response::new(
+                Box::pin(ReceiverStream::new(receiver)) as Self::GetClipStream
+            ))
+        }
+        .await;
+        self.count("get_clip", &result, started);
+        result
     }
 
     async fn upload_clip(
         &self,
         request: Request<tonic::Streaming<pb::ClipUpload>>,
     ) -> Result<Response<pb::ClipStored>, Status> {
-        require(&request, Role::Service)?;
-        let received = self.clips()?.receive(request.into_inner()).await?;
-        Ok(Response::new(pb::ClipStored {
-            clip: Some(pb::ClipRef::from(&received.clip)),
-            duplicate: received.duplicate,
-        }))
+        let started = Instant::now();
+        let result: Result<Response<pb::ClipStored>, Status> = async {
+            require(&request, Role::Service)?;
+            let received = self.clips()?.receive(request.into_inner()).await?;
+            Ok(Response::new(pb::ClipStored {
+                clip: Some(pb::ClipRef::from(&received.clip)),
+                duplicate: received.duplicate,
+            }))
+        }
+        .await;
+        self.count("upload_clip", &result, started);
+        result
     }
 }

@@ -80,9 +80,11 @@ impl HostedTable {
         &self,
         currency: &str,
         limits: FanoutLimits,
+        metrics: &crate::metrics::HubMetricFamilies,
     ) -> Result<(), HubError> {
         if self.hub.get().is_none() {
-            let hub = Hub::start(self.handle.clone(), currency.to_owned(), limits).await?;
+            let metrics = metrics.for_table(self.id());
+            let hub = Hub::start(self.handle.clone(), currency.to_owned(), limits, metrics).await?;
             let _ = self.hub.set(hub);
         }
         Ok(())

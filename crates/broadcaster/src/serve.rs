@@ -47,6 +47,8 @@ pub struct ServeOptions {
     pub io_threads: usize,
     /// Where a clip of every round is recorded (`None`: no clips).
     pub clips: Option<Arc<ClipStore>>,
+    /// Where the fan-out hubs count subscribers, lag and cut-offs.
+    pub metrics: crate::metrics::HubMetricFamilies,
 }
 
 impl ServeOptions {
@@ -61,6 +63,7 @@ impl ServeOptions {
             fanout: FanoutLimits::default(),
             io_threads: std::thread::available_parallelism().map_or(2, usize::from),
             clips: None,
+            metrics: crate::metrics::HubMetricFamilies::default(),
         }
     }
 }
@@ -127,7 +130,9 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()?;
     for table in tables.all() {
-        table.start_hub(&options.currency, options.fanout).await?;
+        table
+            .start_hub(&options.currency, options.fanout, &options.metrics)
+            .await?;
         if let Some(clips) = &options.clips {
             table.start_clips(clips);
         }

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use banco_archive::{ServeOptions, Store, TrustedKeys, serve};
+use banco_archive::{ArchiveMetrics, ServeOptions, Store, TrustedKeys, serve};
 use banco_auth::Verifier;
 use banco_auth::keys::load_verifying_key;
+use prometheus_client::registry::Registry;
 
 use crate::validator::TlsArgs;
 
@@ -37,6 +38,8 @@ pub(crate) struct ArchiveArgs {
     /// `./clips`).
     #[arg(long, value_name = "DIR")]
     clips: Option<PathBuf>,
+    #[command(flatten)]
+    ops: crate::ops::OpsArgs,
 }
 
 impl ArchiveArgs {
@@ -72,6 +75,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
     let table_keys = TrustedKeys::new(table_keys);
     let tls = args.tls.load()?;
     banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
+    crate::metrics_http::check(&args.ops)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let store = Store::open(&args.db)
@@ -83,8 +87,12 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         // The bound address on stdout first lets scripts and tests start it on port 0.
         println!("archive listening on {addr}");
+        let mut registry = Registry::default();
+        let stored = store.round_count().await.context("could not count the stored rounds")?;
+        let metrics = ArchiveMetrics::register(&mut registry, stored);
+        crate::metrics_http::start(&args.ops, registry).await?;
         if table_keys.is_empty() {
-            eprintln!("archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked");
+            tracing::warn!("archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked");
         }
         let options = ServeOptions {
             verifier: Arc::new(verifier),
@@ -92,6 +100,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
             table_keys,
             tls,
             clips: Some(args.clips_dir()),
+            metrics: Some(metrics),
         };
         serve(listener, options, async {
             let _ = tokio::signal::ctrl_c().await;

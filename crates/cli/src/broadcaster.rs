@@ -17,13 +17,17 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
-use banco_broadcaster::{ArchiveClient, ClipStore, HostedTable, OutboxFile, ServeOptions, serve};
+use banco_broadcaster::{
+    ArchiveClient, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, ServeOptions, serve,
+};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{
     ActorConfig, ArchiveSink, Clock, RemoteRules, Rules, TableHandle, TableSigner, spawn,
 };
+use banco_table::metrics::TableMetricFamilies;
 use banco_table::{Command, Limits, Pacing, TableConfig};
+use prometheus_client::registry::Registry;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
@@ -119,6 +123,8 @@ pub(crate) struct BroadcasterArgs {
     /// ISO 4217 code of the table's minor units.
     #[arg(long, default_value = "EUR")]
     currency: String,
+    #[command(flatten)]
+    ops: crate::ops::OpsArgs,
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
@@ -133,6 +139,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     let tls = args.tls.load()?;
     // Before binding, so nothing claims to listen on an address it will refuse.
     require_tls_unless_loopback(args.listen, tls.is_some())?;
+    crate::metrics_http::check(&args.ops)?;
     let validator_tls = args
         .validator_ca
         .as_deref()
@@ -215,6 +222,10 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         // The bound address on stdout first, so scripts and tests can start it on port 0.
         println!("broadcaster listening on {addr}");
+        let mut registry = Registry::default();
+        let table_metrics = TableMetricFamilies::register(&mut registry);
+        let hub_metrics = HubMetricFamilies::register(&mut registry);
+        crate::metrics_http::start(&args.ops, registry).await?;
 
         let rules = Arc::new(
             RemoteRules::connect_tls(
@@ -257,7 +268,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("--table-key {}", path.display()))?,
             ))),
             None => {
-                eprintln!(
+                tracing::warn!(
                     "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
                 );
                 None
@@ -281,6 +292,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             };
             let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
             actor_config.signer.clone_from(&signer);
+            actor_config.metrics = table_metrics.for_table(&config.table_id);
             // Journaled with the table's config: a restart with other settings is refused.
             actor_config.default_shoe = Some(shoe);
             let (handle, task) = spawn(
@@ -302,6 +314,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         options.clips = clips;
+        options.metrics = hub_metrics;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         for task in tasks {

@@ -2,17 +2,21 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod archive;
 mod audit;
 mod bench;
 mod bots;
 mod broadcaster;
+mod config;
 mod croupier;
 mod demo;
 mod judge;
+mod logging;
+mod metrics_http;
 mod odds;
+mod ops;
 mod player;
 mod roads;
 mod shoe_sim;
@@ -85,7 +89,24 @@ enum RulesCommand {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = match config::matches(Cli::command(), std::env::args_os().collect()) {
+        Ok(matches) => matches,
+        Err(err) => {
+            eprintln!("banco: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(text) = config::printed(&Cli::command(), &matches) {
+        print!("{text}");
+        return ExitCode::SUCCESS;
+    }
+    if let Some((name, sub)) = matches.subcommand()
+        && config::SERVICES.contains(&name)
+        && let Some(format) = sub.get_one::<logging::LogFormat>("log_format")
+    {
+        logging::init(*format);
+    }
     let result = match cli.command {
         Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
         Command::Odds(args) => odds::run(&args),
@@ -106,7 +127,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("banco: {err:#}");
+            logging::fatal(&err);
             ExitCode::from(2)
         }
     }

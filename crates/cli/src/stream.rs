@@ -28,6 +28,8 @@ pub(crate) struct StreamArgs {
     table: String,
     #[command(flatten)]
     server: ServerArgs,
+    #[command(flatten)]
+    ops: crate::ops::OpsArgs,
     /// File holding a `service` token (`banco token issue --role service --sub camera-T01`).
     #[arg(long)]
     token_file: PathBuf,
@@ -120,6 +122,11 @@ impl StreamArgs {
 
 pub(crate) fn run(args: &StreamArgs) -> anyhow::Result<ExitCode> {
     let config = args.config()?;
+    if let Some(addr) = args.ops.metrics_listen {
+        bail!(
+            "--metrics-listen {addr}: banco stream serves no metrics (the broadcaster counts its video viewers)"
+        );
+    }
     if args.frames == Some(0) {
         bail!("--frames 0: give at least 1");
     }
@@ -149,7 +156,7 @@ async fn stream(
     let encoder = Arc::new(Encoder::start(config, deliver, move |e| {
         let _ = failed.send(e);
     })?);
-    eprintln!(
+    tracing::info!(
         "banco stream: {} {}, to {}",
         encoder.encoder_name(),
         args.encode.describe(),
@@ -250,14 +257,14 @@ async fn draw_overlay(channel: Channel, token: BearerToken, table: String, encod
                         }
                         Ok(None) => break,
                         Err(status) => {
-                            eprintln!("banco stream: table watch lost: {}", status.message());
+                            tracing::warn!("banco stream: table watch lost: {}", status.message());
                             break;
                         }
                     }
                 }
             }
             Err(status) if is_permanent(status.code()) => {
-                eprintln!(
+                tracing::warn!(
                     "banco stream: no overlay: WatchTable refused: {:?}: {}",
                     status.code(),
                     status.message()

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use banco_auth::keys::load_verifying_key;
 use banco_auth::{ServerTls, Verifier};
-use banco_validator::{ServeOptions, serve_with_tls};
+use banco_validator::{ServeOptions, ValidatorMetrics, serve_with_tls};
+use prometheus_client::registry::Registry;
 
 /// `--tls-cert` / `--tls-key`, shared by the servers.
 #[derive(Debug, clap::Args)]
@@ -47,6 +48,8 @@ pub(crate) struct ValidatorArgs {
     /// The deployment tokens must be issued for.
     #[arg(long, default_value = "banco")]
     audience: String,
+    #[command(flatten)]
+    ops: crate::ops::OpsArgs,
 }
 
 pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
@@ -55,6 +58,7 @@ pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
     let tls = args.tls.load()?;
     // Before binding, so nothing claims to listen on an address it will refuse.
     banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
+    crate::metrics_http::check(&args.ops)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -63,8 +67,12 @@ pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         // The bound address on stdout lets scripts and tests start it on port 0.
         println!("validator listening on {addr}");
+        let mut registry = Registry::default();
+        let metrics = ValidatorMetrics::register(&mut registry);
+        crate::metrics_http::start(&args.ops, registry).await?;
         let options = ServeOptions {
             verifier: Arc::new(verifier),
+            metrics: Some(metrics),
         };
         serve_with_tls(listener, options, tls, async {
             let _ = tokio::signal::ctrl_c().await;

@@ -8,6 +8,7 @@ pub mod event;
 pub mod history;
 pub mod journal;
 pub mod ledger;
+pub mod metrics;
 pub mod phase;
 pub mod policy;
 pub mod refusal;

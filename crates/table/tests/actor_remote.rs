@@ -25,6 +25,7 @@ async fn remote_rules_round_misread_and_validator_down() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = ServeOptions {
         verifier: Arc::new(issuer().verifier()),
+        metrics: None,
     };
     let server = tokio::spawn(async move {
         serve(listener, options, async {

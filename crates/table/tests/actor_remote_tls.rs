@@ -45,6 +45,7 @@ async fn tls_validator(tls: ServerTls) -> u16 {
     let port = listener.local_addr().unwrap().port();
     let options = ServeOptions {
         verifier: Arc::new(issuer().verifier()),
+        metrics: None,
     };
     tokio::spawn(serve_with_tls(
         listener,

@@ -7,8 +7,10 @@
 //! - [`rules`]: the pure answers, one function per RPC, testable without a socket.
 //! - [`service`]: the tonic service over them, and [`serve`] with health and reflection.
 
+mod metrics;
 pub mod rules;
 mod service;
 
 pub use banco_auth::{ServerTls, TlsError};
+pub use metrics::ValidatorMetrics;
 pub use service::{ALLOWED_ROLES, RulesServer, ServeError, ServeOptions, serve, serve_with_tls};

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use banco_auth::{
     AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
@@ -14,14 +15,46 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
 use tonic::{Request, Response, Status};
 
+use crate::metrics::{ValidatorMetrics, code_label};
 use crate::rules;
 
 /// Who may ask: the table actor (service) and auditors replaying the archive.
 pub const ALLOWED_ROLES: [Role; 2] = [Role::Service, Role::Auditor];
 
-/// The RulesService implementation; stateless.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RulesServer;
+/// The RulesService implementation; stateless but for its counters.
+#[derive(Clone, Debug, Default)]
+pub struct RulesServer {
+    metrics: Option<ValidatorMetrics>,
+}
+
+impl RulesServer {
+    /// A server that counts its requests into `metrics`.
+    pub fn with_metrics(metrics: ValidatorMetrics) -> RulesServer {
+        RulesServer {
+            metrics: Some(metrics),
+        }
+    }
+
+    /// Answers with `answer`, counted by `rpc` and its result.
+    fn counted<T>(
+        &self,
+        rpc: &'static str,
+        answer: impl FnOnce() -> Result<T, Status>,
+        refused: impl FnOnce(&T) -> bool,
+    ) -> Result<Response<T>, Status> {
+        let started = Instant::now();
+        let result = answer();
+        if let Some(metrics) = &self.metrics {
+            let label = match &result {
+                Ok(reply) if refused(reply) => "refused",
+                Ok(_) => "ok",
+                Err(status) => code_label(status.code()),
+            };
+            metrics.observe(rpc, label, started.elapsed());
+        }
+        result.map(Response::new)
+    }
+}
 
 #[tonic::async_trait]
 impl RulesService for RulesServer {
@@ -29,35 +62,51 @@ impl RulesService for RulesServer {
         &self,
         request: Request<pb::CheckCardRequest>,
     ) -> Result<Response<pb::CheckCardResponse>, Status> {
-        Ok(Response::new(rules::check_card(request.into_inner())?))
+        self.counted(
+            "check_card",
+            || Ok(rules::check_card(request.into_inner())?),
+            |reply| !reply.accepted,
+        )
     }
 
     async fn next_due(
         &self,
         request: Request<pb::NextDueRequest>,
     ) -> Result<Response<pb::NextDueResponse>, Status> {
-        Ok(Response::new(rules::next_due(request.into_inner())?))
+        self.counted(
+            "next_due",
+            || Ok(rules::next_due(request.into_inner())?),
+            |_| false,
+        )
     }
 
     async fn judge_hand(
         &self,
         request: Request<pb::JudgeHandRequest>,
     ) -> Result<Response<pb::JudgeHandResponse>, Status> {
-        Ok(Response::new(rules::judge_hand(request.into_inner())?))
+        self.counted(
+            "judge_hand",
+            || Ok(rules::judge_hand(request.into_inner())?),
+            |_| false,
+        )
     }
 
     async fn settle(
         &self,
         request: Request<pb::SettleRequest>,
     ) -> Result<Response<pb::SettleResponse>, Status> {
-        Ok(Response::new(rules::settle_bets(request.into_inner())?))
+        self.counted(
+            "settle",
+            || Ok(rules::settle_bets(request.into_inner())?),
+            |_| false,
+        )
     }
 
     async fn odds(
         &self,
         request: Request<pb::OddsRequest>,
     ) -> Result<Response<pb::OddsResponse>, Status> {
-        Ok(Response::new(rules::odds(request.into_inner())?))
+        self.counted("odds", || Ok(rules::odds(request.into_inner())?), |_| false)
     }
 }
 
@@ -66,6 +115,8 @@ impl RulesService for RulesServer {
 pub struct ServeOptions {
     /// Checks every caller's bearer token; RulesService admits [`ALLOWED_ROLES`].
     pub verifier: Arc<Verifier>,
+    /// Where requests are counted (`None`: nowhere).
+    pub metrics: Option<ValidatorMetrics>,
 }
 
 /// Why the server could not start or stopped.
@@ -96,7 +147,7 @@ pub async fn serve(
 /// without it, plaintext, which is refused beyond loopback.
 ///
 /// TLS is an argument rather than a field of [`ServeOptions`] so that code building
-/// `ServeOptions { verifier }` literally keeps compiling.
+/// `ServeOptions { verifier, metrics }` literally keeps compiling.
 pub async fn serve_with_tls(
     listener: TcpListener,
     options: ServeOptions,
@@ -123,7 +174,9 @@ pub async fn serve_with_tls(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(
-            RulesServiceServer::new(RulesServer),
+            RulesServiceServer::new(RulesServer {
+                metrics: options.metrics,
+            }),
             guard,
         ))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)

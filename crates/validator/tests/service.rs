@@ -24,6 +24,7 @@ async fn start() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = ServeOptions {
         verifier: Arc::new(issuer().verifier()),
+        metrics: None,
     };
     tokio::spawn(async move {
         serve(listener, options, async {
@@ -192,6 +193,7 @@ async fn plaintext_beyond_loopback_is_refused() {
     let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
     let options = ServeOptions {
         verifier: Arc::new(issuer().verifier()),
+        metrics: None,
     };
     let err = serve(listener, options, async {}).await.unwrap_err();
     assert!(err.to_string().contains("TLS"), "{err}");

@@ -60,6 +60,7 @@ async fn start(
     let (stop, stopped) = oneshot::channel::<()>();
     let options = ServeOptions {
         verifier: Arc::new(issuer().verifier()),
+        metrics: None,
     };
     let task = tokio::spawn(serve_with_tls(listener, options, Some(tls), async {
         let _ = stopped.await;

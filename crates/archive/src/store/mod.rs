@@ -138,6 +138,16 @@ impl Store {
     }
 
     /// Closes every connection (a SQLite file is then complete without its WAL).
+    /// How many rounds are stored.
+    pub async fn round_count(&self) -> Result<i64, ArchiveError> {
+        let count: i64 = on_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM rounds")
+                .fetch_one(pool)
+                .await?
+        });
+        Ok(count)
+    }
+
     pub async fn close(&self) {
         on_pool!(self, |pool| pool.close().await);
     }

@@ -150,6 +150,7 @@ impl Hub {
         handle: TableHandle,
         currency: String,
         limits: FanoutLimits,
+        metrics: crate::metrics::HubMetrics,
     ) -> Result<Hub, HubError> {
         let table_id: Arc<str> = Arc::from(handle.table_id());
         let view = Arc::new(Mutex::new(HubView::default()));
@@ -161,6 +162,7 @@ impl Hub {
             Arc::clone(&view),
             inbox,
             commands.clone(),
+            metrics,
         )
         .await
         .map_err(|source| HubError {

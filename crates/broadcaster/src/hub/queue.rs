@@ -58,15 +58,15 @@ impl Queue {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `event` without waking the stream; `Full` when `capacity` events already
-    /// wait unread.
-    pub(crate) fn push(&self, event: Arc<Encoded>) -> Result<(), Full> {
+    /// Queues `event` without waking the stream; the events now waiting, or `Full` when
+    /// `capacity` events already wait unread.
+    pub(crate) fn push(&self, event: Arc<Encoded>) -> Result<usize, Full> {
         let mut inner = self.lock();
         if inner.events.len() >= self.capacity {
             return Err(Full);
         }
         inner.events.push_back(event);
-        Ok(())
+        Ok(inner.events.len())
     }
 
     /// Ends the queue: what is queued is still delivered, then `reason`.

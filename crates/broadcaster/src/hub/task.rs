@@ -1,5 +1,6 @@
 //! The hub's task: the only owner of the ring and the subscribers of one table.
 
+use crate::metrics::HubMetrics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
@@ -62,6 +63,7 @@ pub(super) struct HubTask {
     totals_dirty: bool,
     totals_next: Instant,
     last_bets: Option<LastBets>,
+    metrics: HubMetrics,
 }
 
 impl HubTask {
@@ -72,6 +74,7 @@ impl HubTask {
         view: Arc<Mutex<HubView>>,
         inbox: mpsc::UnboundedReceiver<Command>,
         commands: mpsc::UnboundedSender<Command>,
+        metrics: HubMetrics,
     ) -> Result<HubTask, ActorError> {
         // Subscribe before reading the table, so that nothing falls between the two.
         let published = handle.subscribe();
@@ -97,6 +100,7 @@ impl HubTask {
             totals_dirty: false,
             totals_next: Instant::now(),
             last_bets: None,
+            metrics,
         };
         task.set_seats(&joined.seats);
         task.schedule_last_bets();
@@ -371,21 +375,29 @@ impl HubTask {
         self.ring.push(Arc::clone(&event));
         let mut full = Vec::new();
         let mut wake = Wakeups::default();
+        let mut deepest = 0;
         match &event.to {
             None => {
                 for (&id, sub) in &self.subscribers {
-                    deliver(id, sub, &event, &mut full, &mut wake);
+                    deepest = deepest.max(deliver(id, sub, &event, &mut full, &mut wake));
                 }
             }
             Some(player) => {
                 for &id in self.by_player.get(player).map_or(&[][..], Vec::as_slice) {
                     if let Some(sub) = self.subscribers.get(&id) {
-                        deliver(id, sub, &event, &mut full, &mut wake);
+                        deepest = deepest.max(deliver(id, sub, &event, &mut full, &mut wake));
                     }
                 }
             }
         }
         wake.send();
+        // A public event reaches everyone: the deepest queue then is the furthest behind.
+        if event.to.is_none() {
+            self.metrics.lag(deepest);
+        }
+        for _ in &full {
+            self.metrics.cut_off.inc();
+        }
         let queue = self.queue;
         for id in full {
             if let Some(sub) = self.subscribers.get(&id) {
@@ -446,6 +458,7 @@ impl HubTask {
     }
 
     fn count_players(&self) {
+        self.metrics.subscribers(self.subscribers.len());
         let players = u32::try_from(self.by_player.len()).unwrap_or(u32::MAX);
         self.with_view(|v| v.players = players);
     }
@@ -456,24 +469,25 @@ impl HubTask {
 }
 
 /// Queues `event` for `sub` (unless its snapshot has it already), noting whom to wake,
-/// or noting that its queue is full.
+/// or noting that its queue is full; the events now waiting in its queue.
 fn deliver(
     id: u64,
     sub: &Subscriber,
     event: &Arc<Encoded>,
     full: &mut Vec<u64>,
     wake: &mut Wakeups,
-) {
+) -> usize {
     if event.seq <= sub.after {
-        return;
+        return 0;
     }
-    if sub.queue.push(Arc::clone(event)).is_err() {
+    let Ok(waiting) = sub.queue.push(Arc::clone(event)) else {
         full.push(id);
-        return;
-    }
+        return 0;
+    };
     if let Some(waker) = sub.queue.take_waker() {
         wake.add(sub.relay.as_ref(), waker);
     }
+    waiting
 }
 
 /// The wakers of one event's subscribers, by the connection thread that serves them.

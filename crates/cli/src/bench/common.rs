@@ -51,6 +51,7 @@ pub(super) async fn start_validator(
     let addr = listener.local_addr()?;
     let options = banco_validator::ServeOptions {
         verifier: Arc::new(issuer.verifier()),
+        metrics: None,
     };
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {

@@ -108,6 +108,8 @@ pub struct ActorConfig {
     /// Signs every sealed round for the archive; `None`: rounds go unsigned (an archive
     /// that requires signatures refuses them).
     pub signer: Option<Arc<TableSigner>>,
+    /// Where the table counts rounds, bets, refusals, journal writes and its outbox.
+    pub metrics: crate::metrics::TableMetrics,
 }
 
 impl ActorConfig {
@@ -123,6 +125,7 @@ impl ActorConfig {
             commit: GroupCommitConfig::default(),
             queue: 1024,
             signer: None,
+            metrics: crate::metrics::TableMetrics::default(),
         }
     }
 }

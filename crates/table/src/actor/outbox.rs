@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 
 use super::rules::BoxFuture;
 use crate::event::FinishedRound;
+use crate::metrics::TableMetrics;
 
 /// First wait after a failed delivery; doubled after each further failure.
 pub const RETRY_FIRST: Duration = Duration::from_millis(50);
@@ -324,12 +325,14 @@ pub(crate) async fn deliver(
     watermark: PathBuf,
     mut pending: VecDeque<SealedRound>,
     mut incoming: mpsc::UnboundedReceiver<SealedRound>,
+    metrics: TableMetrics,
 ) {
     let mut backoff = RETRY_FIRST;
     loop {
         while let Ok(round) = incoming.try_recv() {
             pending.push_back(round);
         }
+        metrics.outbox_depth(pending.len());
         if pending.is_empty() {
             match incoming.recv().await {
                 Some(round) => pending.push_back(round),
@@ -356,12 +359,14 @@ pub(crate) async fn deliver(
                     Err(e) => tracing::warn!(error = %e, "outbox: watermark task failed"),
                 }
                 pending.drain(..taken.min(pending.len()));
+                metrics.outbox_depth(pending.len() + incoming.len());
             }
             answer => {
                 let error = match answer {
                     Err(e) => e.to_string(),
                     Ok(_) => "the archive took none of the rounds sent".to_owned(),
                 };
+                metrics.outbox_failed();
                 let first = &batch[0];
                 tracing::warn!(
                     round = %first.round.round_id,

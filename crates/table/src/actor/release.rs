@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::outbox::SealedRound;
 use super::{ActorError, Applied, Published, Reply};
 use crate::journal::PendingCommit;
+use crate::metrics::TableMetrics;
 
 /// An answer that needs nothing from the journal; called with `Err(reason)` if the journal
 /// failed before it.
@@ -47,6 +48,7 @@ pub(crate) async fn run(
     published: broadcast::Sender<Arc<Published>>,
     outbox: mpsc::UnboundedSender<SealedRound>,
     failed: Arc<OnceLock<String>>,
+    metrics: TableMetrics,
 ) {
     while let Some(item) = queue.recv().await {
         match item {
@@ -84,6 +86,11 @@ pub(crate) async fn run(
                             snapshot: applied.snapshot,
                         }));
                         for round in sealed {
+                            let winner = match (&round.round.void, &round.round.result) {
+                                (None, Some(result)) => Some(result.winner()),
+                                _ => None,
+                            };
+                            metrics.round_finished(winner);
                             // The outbox ends only at shutdown, after this task.
                             let _ = outbox.send(round);
                         }

@@ -189,8 +189,9 @@ pub(super) async fn spawn(
         undelivered = replayed.undelivered.len(),
         "table replayed from its journal"
     );
-    let committer = GroupCommitter::spawn(journal, config.commit)
-        .map_err(|e| ActorError::Startup(format!("cannot start the journal: {e}")))?;
+    let committer =
+        GroupCommitter::spawn_with_metrics(journal, config.commit, Some(config.metrics.journal()))
+            .map_err(|e| ActorError::Startup(format!("cannot start the journal: {e}")))?;
 
     let queue = config.queue.max(1);
     let (requests, inbox) = mpsc::channel(queue);
@@ -205,12 +206,14 @@ pub(super) async fn spawn(
         config.outbox_watermark.clone(),
         replayed.undelivered,
         outbox_queue,
+        config.metrics.clone(),
     ));
     let release = tokio::spawn(release::run(
         release_queue,
         published.clone(),
         to_outbox,
         Arc::clone(&failed),
+        config.metrics.clone(),
     ));
     let handle = TableHandle {
         table_id: Arc::from(config.table.table_id.as_str()),
@@ -231,6 +234,7 @@ pub(super) async fn spawn(
         idle_deadline: None,
         order: replayed.order,
         stalled: false,
+        metrics: config.metrics.clone(),
     };
     let actor = tokio::spawn(actor.run(inbox, stopped, committer));
     Ok((
@@ -264,6 +268,7 @@ struct Actor {
     /// One of the actor's own commands failed (validator unreachable, say): retried at the
     /// next wake-up.
     stalled: bool,
+    metrics: crate::metrics::TableMetrics,
 }
 
 impl Actor {
@@ -473,28 +478,29 @@ impl Actor {
                 let refusal = Refusal::CommandIdReused {
                     command_id: id.clone(),
                 };
-                let _ = reply.send(Err(ActorError::Refused(refusal)));
+                self.refuse(&command, reply, ActorError::Refused(refusal));
             }
             return;
         }
         if let Err(error) = self.ask_authority(&command).await {
-            let _ = reply.send(Err(error));
+            self.refuse(&command, reply, error);
             return;
         }
         let order = match self.shuffle_for(&command, seed) {
             Ok(order) => order,
             Err(error) => {
-                let _ = reply.send(Err(error));
+                self.refuse(&command, reply, error);
                 return;
             }
         };
         let events = match self.table.apply(&command) {
             Ok(events) => events,
             Err(refusal) => {
-                let _ = reply.send(Err(ActorError::Refused(refusal)));
+                self.refuse(&command, reply, ActorError::Refused(refusal));
                 return;
             }
         };
+        self.metrics.command(true);
         let retried =
             !events.is_empty() && events.iter().all(|e| matches!(e, Event::Replayed { .. }));
         if events.is_empty() || retried {
@@ -509,9 +515,25 @@ impl Actor {
             return;
         }
         self.idle_deadline = None;
+        if matches!(command, Command::PlaceBets { .. }) {
+            self.metrics.bet_accepted();
+        }
         let shuffle_seed = self.take_order(order);
         self.journal(command_id, command, events, Some(reply), shuffle_seed)
             .await;
+    }
+
+    /// Answers `error`, counted by what was refused.
+    fn refuse(&self, command: &Command, reply: Reply<Applied>, error: ActorError) {
+        self.metrics.command(false);
+        if let ActorError::Refused(refusal) = &error {
+            match command {
+                Command::PlaceBets { .. } => self.metrics.bet_refused(refusal),
+                Command::DealCard { .. } => self.metrics.card_refused(refusal),
+                _ => {}
+            }
+        }
+        let _ = reply.send(Err(error));
     }
 
     /// The order of the shoe an `OpenShoe` opens, on a table the actor deals itself: from
@@ -617,7 +639,9 @@ impl Actor {
         command.stamp(self.clock.now_ms());
         self.ask_authority(&command).await?;
         let order = self.shuffle_for(&command, None)?;
-        let events = self.table.apply(&command).map_err(ActorError::Refused)?;
+        let events = self.table.apply(&command).map_err(ActorError::Refused);
+        self.metrics.command(events.is_ok());
+        let events = events?;
         if events.is_empty() {
             return Err(ActorError::Refused(Refusal::NotNow {
                 action: "go on by itself",
@@ -625,6 +649,9 @@ impl Actor {
             }));
         }
         self.idle_deadline = None;
+        if matches!(command, Command::PlaceBets { .. }) {
+            self.metrics.bet_accepted();
+        }
         let shuffle_seed = self.take_order(order);
         self.journal(None, command, events, None, shuffle_seed)
             .await;

@@ -11,12 +11,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::JournalError;
 use super::writer::Journal;
+use crate::metrics::JournalMetrics;
 
 /// Limits for one group commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,13 +173,22 @@ pub struct GroupCommitter {
 impl GroupCommitter {
     /// Moves `journal` onto a new thread named `journal-commit`.
     pub fn spawn(journal: Journal, config: GroupCommitConfig) -> Result<Self, JournalError> {
+        GroupCommitter::spawn_with_metrics(journal, config, None)
+    }
+
+    /// [`GroupCommitter::spawn`], counting every commit into `metrics`.
+    pub fn spawn_with_metrics(
+        journal: Journal,
+        config: GroupCommitConfig,
+        metrics: Option<JournalMetrics>,
+    ) -> Result<Self, JournalError> {
         let path = Arc::new(journal.path().to_path_buf());
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let stats = Arc::new(SharedStats::default());
         let thread_stats = Arc::clone(&stats);
         let thread = std::thread::Builder::new()
             .name("journal-commit".to_owned())
-            .spawn(move || run(journal, rx, config, &thread_stats))
+            .spawn(move || run(journal, rx, config, &thread_stats, metrics.as_ref()))
             .map_err(|source| JournalError::Io {
                 path: path.as_ref().clone(),
                 op: "spawn committer thread",
@@ -229,6 +239,7 @@ fn run(
     mut rx: mpsc::Receiver<Request>,
     config: GroupCommitConfig,
     stats: &SharedStats,
+    metrics: Option<&JournalMetrics>,
 ) -> Journal {
     let max_records = config.max_batch_records.max(1);
     let mut batch: Vec<Request> = Vec::with_capacity(max_records);
@@ -255,10 +266,14 @@ fn run(
         }
         loaded = batch.len() > 1;
         let payloads: Vec<&[u8]> = batch.iter().map(|r| r.payload.as_slice()).collect();
+        let started = Instant::now();
         let result = journal.append_batch(&payloads);
         drop(payloads);
         match result {
             Ok(seqs) => {
+                if let Some(metrics) = metrics {
+                    metrics.committed(batch.len(), bytes, started.elapsed());
+                }
                 stats.commits.fetch_add(1, Ordering::Relaxed);
                 stats
                     .records

@@ -1,0 +1,42 @@
+//! One tracing setup for every service: human-readable lines by default, JSON objects
+//! (one per line, with `timestamp`, `level`, `target` and `message` at the top) on request.
+//! Logs go to stderr: stdout carries the `… listening on ADDR` lines scripts read.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tracing_subscriber::EnvFilter;
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    Text,
+    Json,
+}
+
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Installs the process's subscriber; `RUST_LOG` filters (default `info`).
+pub(crate) fn init(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // Err only if a subscriber is already set, which then keeps logging.
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => {
+            JSON.store(true, Ordering::Relaxed);
+            builder.json().flatten_event(true).try_init()
+        }
+    };
+}
+
+/// A fatal error: a log line when logging JSON (so every line stays parseable), else
+/// plain text.
+pub(crate) fn fatal(err: &anyhow::Error) {
+    if JSON.load(Ordering::Relaxed) {
+        tracing::error!("banco: {err:#}");
+    } else {
+        eprintln!("banco: {err:#}");
+    }
+}

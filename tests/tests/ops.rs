@@ -1,0 +1,500 @@
+//! Operations (issue 8): the services as an operator runs them, with `--metrics-listen`,
+//! `--log-format json`, `--config` files, `BANCO_*` variables and `--print-config`.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead as _, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use banco_e2e::banco;
+use banco_e2e::clients::{Cmd, Croupier, player_client};
+use banco_e2e::metrics::{get, scrape, sum, value};
+use banco_e2e::procs::{BroadcasterSetup, Keys, Service, bearer, channel};
+use banco_wire::pb;
+use banco_wire::pb::archive_service_client::ArchiveServiceClient;
+
+fn with_metrics(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.extend(["--metrics-listen".into(), "127.0.0.1:0".into()]);
+    args
+}
+
+/// A validator, an archive and a broadcaster (delivering to it) with metrics; a live round
+/// with one accepted and one refused bet, a refused card, a duplicate append to the
+/// archive and a bad request to it. Then every count on each `/metrics` is what was done.
+#[tokio::test]
+async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let (validator, validator_metrics) = Service::start_with_metrics(
+        "validator",
+        &with_metrics(vec![
+            "validator".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--public-key".into(),
+            keys.public_key().into(),
+        ]),
+        true,
+    );
+    let (archive, archive_metrics) = Service::start_with_metrics(
+        "archive",
+        &with_metrics(vec![
+            "archive".into(),
+            "--db".into(),
+            format!("sqlite://{}", dir.path().join("archive.db").display()).into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--public-key".into(),
+            keys.public_key().into(),
+        ]),
+        true,
+    );
+    let (validator_metrics, archive_metrics) =
+        (validator_metrics.unwrap(), archive_metrics.unwrap());
+    let setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "broadcaster".into(),
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+        "--data-dir".into(),
+        setup.data_dir.clone().into(),
+        "--validator".into(),
+        setup.validator_url.clone().into(),
+        "--public-key".into(),
+        setup.public_key.clone().into(),
+        "--service-token-file".into(),
+        setup.service_token_file.clone().into(),
+        "--welcome-credit".into(),
+        "10000".into(),
+        "--archive".into(),
+        archive.url().into(),
+        "--no-clips".into(),
+    ];
+    args = with_metrics(args);
+    let (broadcaster, broadcaster_metrics) =
+        Service::start_with_metrics("broadcaster", &args, true);
+    let broadcaster_metrics = broadcaster_metrics.unwrap();
+
+    // Before anything: the families are there, at zero.
+    let before = scrape(&broadcaster_metrics);
+    assert_eq!(value(&before, "banco_subscribers{table=\"T01\"}"), 0.0);
+    assert_eq!(value(&before, "banco_outbox_depth{table=\"T01\"}"), 0.0);
+
+    let croupier_token = keys.issue("croupier", "dealer-1", "1h");
+    let mut croupier = Croupier::new(
+        channel(&broadcaster.url()).await,
+        &croupier_token,
+        "T01",
+        "ops",
+    );
+    croupier.ok(Cmd::OpenShoe).await;
+    croupier.ok(Cmd::Burn("TS".into())).await;
+    let state = croupier.ok(Cmd::OpenBetting).await;
+    let round_id = state.round_id.clone();
+
+    // A subscriber, counted while it is connected.
+    let player_token = keys.issue("player", "alice", "1h");
+    let mut player = player_client(channel(&broadcaster.url()).await, &player_token);
+    let mut events = player
+        .subscribe(pb::SubscribeRequest {
+            table_id: "T01".into(),
+            resume_from_seq: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let _snapshot = events.message().await.unwrap();
+    let bet = |amount: i64, key: &str| pb::PlaceBetsRequest {
+        table_id: "T01".into(),
+        round_id: round_id.clone(),
+        bets: vec![pb::Bet {
+            kind: pb::BetKind::Banker as i32,
+            stake_minor: amount,
+        }],
+        idempotency_key: key.into(),
+    };
+    let refused_bet = |reply: &pb::PlaceBetsResponse| {
+        matches!(
+            reply.decisions[0].decision,
+            Some(pb::bet_decision::Decision::Refusal(_))
+        )
+    };
+    let ok = player
+        .place_bets(bet(1_000, "b1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!refused_bet(&ok), "{ok:?}");
+    // More than the balance left.
+    let refused = player
+        .place_bets(bet(9_500, "b2"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(refused_bet(&refused), "{refused:?}");
+
+    croupier.ok(Cmd::CloseBetting).await;
+    // Player 9, banker 8: both naturals, the hand is complete after four cards.
+    for card in ["9S", "KH", "KS", "8D"] {
+        croupier.ok(Cmd::Deal(card.into())).await;
+    }
+    croupier.refused(Cmd::Deal("2C".into())).await;
+    croupier.ok(Cmd::Confirm(round_id.clone())).await;
+
+    // The round reaches the archive through the outbox.
+    let service_token = keys.issue("service", "ops-test", "1h");
+    let auditor_token = keys.issue("auditor", "ops-test", "1h");
+    let mut auditor = ArchiveServiceClient::with_interceptor(
+        channel(&archive.url()).await,
+        bearer(&auditor_token),
+    );
+    let mut record = None;
+    for _ in 0..100 {
+        if let Ok(found) = auditor
+            .get_round(pb::GetRoundRequest {
+                round_id: round_id.clone(),
+            })
+            .await
+        {
+            record = Some(found.into_inner());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let record = record.unwrap_or_else(|| panic!("{round_id} never reached the archive"));
+    let mut service = ArchiveServiceClient::with_interceptor(
+        channel(&archive.url()).await,
+        bearer(&service_token),
+    );
+    let ack = service
+        .append(pb::AppendRequest {
+            record: Some(record),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ack.duplicate, "{ack:?}");
+    let bad = service
+        .append(pb::AppendRequest { record: None })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+
+    // Broadcaster: the table's counts.
+    let b = scrape(&broadcaster_metrics);
+    let t = "table=\"T01\"";
+    assert_eq!(value(&b, &format!("banco_bets_accepted_total{{{t}}}")), 1.0);
+    assert_eq!(sum(&b, &format!("banco_bets_refused_total{{{t}")), 1.0);
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_cards_refused_total{{{t},reason=\"hand_complete\"}}")
+        ),
+        1.0,
+        "{b:#?}"
+    );
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_rounds_finished_total{{{t},outcome=\"player\"}}")
+        ),
+        1.0
+    );
+    assert_eq!(sum(&b, "banco_rounds_finished_total"), 1.0);
+    // OpenShoe, Burn, OpenBetting, the welcome credit's Deposit, a bet, CloseBetting, 4
+    // cards and Confirm applied; the second bet and the fifth card refused.
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_commands_total{{{t},result=\"accepted\"}}")
+        ),
+        11.0
+    );
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_commands_total{{{t},result=\"refused\"}}")
+        ),
+        2.0
+    );
+    assert_eq!(value(&b, &format!("banco_subscribers{{{t}}}")), 1.0);
+    assert_eq!(
+        value(&b, &format!("banco_subscribers_cut_off_total{{{t}}}")),
+        0.0
+    );
+    assert_eq!(value(&b, &format!("banco_outbox_depth{{{t}}}")), 0.0);
+    assert_eq!(
+        value(&b, &format!("banco_outbox_delivery_failures_total{{{t}}}")),
+        0.0
+    );
+    // The journal: the 11 accepted commands, each fsynced in some group.
+    assert_eq!(
+        value(&b, &format!("banco_journal_records_total{{{t}}}")),
+        11.0
+    );
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_journal_group_commit_records_sum{{{t}}}")
+        ),
+        11.0
+    );
+    assert!(value(&b, &format!("banco_journal_bytes_total{{{t}}}")) > 0.0);
+    let commits = value(&b, &format!("banco_journal_commit_seconds_count{{{t}}}"));
+    assert_eq!(
+        value(
+            &b,
+            &format!("banco_journal_group_commit_records_count{{{t}}}")
+        ),
+        commits
+    );
+
+    // Validator: four cards accepted, one refused, one settlement.
+    let v = scrape(&validator_metrics);
+    assert_eq!(
+        value(
+            &v,
+            "banco_validator_requests_total{rpc=\"check_card\",result=\"ok\"}"
+        ),
+        4.0
+    );
+    assert_eq!(
+        value(
+            &v,
+            "banco_validator_requests_total{rpc=\"check_card\",result=\"refused\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &v,
+            "banco_validator_request_duration_seconds_count{rpc=\"check_card\"}"
+        ),
+        5.0
+    );
+
+    // Archive: one round stored, one duplicate refused, the bad request counted.
+    let a = scrape(&archive_metrics);
+    assert_eq!(value(&a, "banco_archive_rounds_appended_total"), 1.0);
+    assert_eq!(value(&a, "banco_archive_stored_rounds"), 1.0);
+    assert_eq!(
+        value(
+            &a,
+            "banco_archive_rounds_refused_total{reason=\"duplicate\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &a,
+            "banco_archive_requests_total{rpc=\"append\",result=\"invalid_argument\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &a,
+            "banco_archive_requests_total{rpc=\"get_round\",result=\"ok\"}"
+        ),
+        1.0
+    );
+
+    // Only /metrics is served.
+    let (status, _, _) = get(&archive_metrics, "/");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    drop(events);
+}
+
+#[test]
+fn a_metrics_address_beyond_loopback_is_refused_without_the_allow_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(dir.path());
+    let out = banco()
+        .args([
+            "validator",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "0.0.0.0:0",
+        ])
+        .arg("--public-key")
+        .arg(keys.public_key())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--metrics-allow-remote"), "{stderr}");
+}
+
+/// With `--log-format json`, every line the service logs is a JSON object with a level,
+/// a target and a message.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(dir.path());
+    let mut child = banco()
+        .args([
+            "archive",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--db",
+        ])
+        .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
+        .arg("--public-key")
+        .arg(keys.public_key())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("archive listening on "), "{first}");
+    // Every line up to the one that says it serves (logged once it is up), then it stops.
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let serving = line.contains("archive serving ArchiveService");
+        lines.push(line);
+        if serving {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(lines.len() >= 2, "{lines:?}");
+    for line in &lines {
+        let json: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        for field in ["level", "target", "message", "timestamp"] {
+            assert!(json.get(field).is_some(), "no {field}: {line}");
+        }
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("unsigned rounds are accepted")),
+        "{lines:?}"
+    );
+}
+
+/// `banco <service> <args> --print-config` with `env`; its stdout, which must succeed.
+fn print_config(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut command = banco();
+    command.args(args).arg("--print-config");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn setting<'a>(config: &'a toml_lines::Config, key: &str) -> &'a str {
+    config.get(key).map_or("", String::as_str)
+}
+
+/// Reads `key = value` lines of a printed config (values as written).
+mod toml_lines {
+    pub(crate) type Config = std::collections::BTreeMap<String, String>;
+
+    pub(crate) fn read(text: &str) -> Config {
+        text.lines()
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+}
+
+/// For each service: a file value beats the default, an environment variable beats the
+/// file, a flag beats both; the printed config read back gives the same config.
+#[test]
+fn settings_come_from_defaults_then_file_then_environment_then_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("service.token");
+    std::fs::write(&token, "secret-token-contents").unwrap();
+    let cases: [(&str, &[&str], &str, &str); 4] = [
+        ("validator", &[], "audience", "BANCO_VALIDATOR_AUDIENCE"),
+        (
+            "broadcaster",
+            &["--service-token-file", token.to_str().unwrap()],
+            "audience",
+            "BANCO_BROADCASTER_AUDIENCE",
+        ),
+        ("archive", &[], "audience", "BANCO_ARCHIVE_AUDIENCE"),
+        (
+            "stream",
+            &["--token-file", token.to_str().unwrap()],
+            "table",
+            "BANCO_STREAM_TABLE",
+        ),
+    ];
+    for (service, required, key, env) in cases {
+        let file = dir.path().join(format!("{service}.toml"));
+        // Two keys from the file; the second is then overridden by env, then by a flag.
+        std::fs::write(
+            &file,
+            format!("log_format = \"json\"\n{key} = \"from-file\"\n"),
+        )
+        .unwrap();
+        let mut args = vec![service, "--config", file.to_str().unwrap()];
+        args.extend_from_slice(required);
+
+        let defaults = toml_lines::read(&print_config(&[&[service], required].concat(), &[]));
+        assert_eq!(setting(&defaults, "log_format"), "\"text\"", "{service}");
+
+        let from_file = toml_lines::read(&print_config(&args, &[]));
+        assert_eq!(setting(&from_file, "log_format"), "\"json\"", "{service}");
+        assert_eq!(setting(&from_file, key), "\"from-file\"", "{service}");
+
+        let from_env = toml_lines::read(&print_config(&args, &[(env, "from-env")]));
+        assert_eq!(setting(&from_env, key), "\"from-env\"", "{service}");
+        assert_eq!(setting(&from_env, "log_format"), "\"json\"", "{service}");
+
+        let flag = format!("--{}", key.replace('_', "-"));
+        let mut with_flag = args.clone();
+        with_flag.extend([flag.as_str(), "from-flag"]);
+        let printed = print_config(&with_flag, &[(env, "from-env")]);
+        assert_eq!(
+            setting(&toml_lines::read(&printed), key),
+            "\"from-flag\"",
+            "{service}"
+        );
+        assert!(!printed.contains("secret-token-contents"), "{printed}");
+
+        // Round trip: the printed config, as the only source, prints the same.
+        let again = dir.path().join(format!("{service}-printed.toml"));
+        std::fs::write(&again, &printed).unwrap();
+        let reprinted = print_config(&[service, "--config", again.to_str().unwrap()], &[]);
+        assert_eq!(reprinted, printed, "{service}");
+    }
+}
+
+#[test]
+fn an_unknown_key_or_a_bad_value_in_the_config_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.toml");
+    for (text, expected) in [
+        ("listne = \"127.0.0.1:1\"\n", "unknown key `listne`"),
+        ("listen = \"not an address\"\n", "`listen`"),
+        ("table_key_pub = \"one\"\n", "unknown key `table_key_pub`"),
+        ("log_format = \"xml\"\n", "`log_format`"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = banco()
+            .args(["validator", "--print-config", "--config"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{text}: {stderr}");
+        assert!(stderr.contains("v.toml"), "{text}: {stderr}");
+    }
+}
