@@ -200,6 +200,8 @@ pub struct BroadcasterSetup {
     pub table_key: Option<PathBuf>,
     /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
     pub clips_dir: Option<PathBuf>,
+    /// More flags, as given (e.g. `--player-bets-per-second 1`).
+    pub extra_args: Vec<String>,
 }
 
 impl BroadcasterSetup {
@@ -217,6 +219,7 @@ impl BroadcasterSetup {
             archive_url: None,
             table_key: None,
             clips_dir: None,
+            extra_args: Vec::new(),
         }
     }
 
@@ -255,6 +258,7 @@ impl BroadcasterSetup {
         if let Some(dir) = &self.clips_dir {
             args.extend(["--clips-dir".into(), dir.into()]);
         }
+        args.extend(self.extra_args.iter().map(Into::into));
         Service::start("broadcaster", &args)
     }
 }
