@@ -8,6 +8,7 @@
 //! - [`view`]: draws a model on any ratatui backend (a terminal, or `TestBackend` in tests);
 //! - [`net`]: the gRPC task, which only turns the table's stream and the replies into actions;
 //! - [`scanner`]: line sources (serial device, FIFO, TCP or Unix socket, stdin);
+//!   [`scan_line`] decides what each line is;
 //! - [`app`]: the main loop, generic over the backend.
 
 pub mod action;
@@ -17,6 +18,7 @@ pub mod command;
 pub mod entry;
 pub mod model;
 pub mod net;
+pub mod scan_line;
 pub mod scanner;
 pub mod update;
 pub mod view;

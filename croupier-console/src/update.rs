@@ -10,6 +10,7 @@ use crate::action::{Action, Effect};
 use crate::command::{Command, Source};
 use crate::entry::{Entry, Step};
 use crate::model::{Connection, Mode, Model, Purpose};
+use crate::scan_line::{ScanLine, scan_line};
 
 /// How long a failed send waits before it is tried again while the stream stays up.
 pub const RETRY_MS: u64 = 1_000;
@@ -163,34 +164,14 @@ fn on_send_failed(
 }
 
 fn on_scanned(model: &mut Model, line: &str, effects: &mut Vec<Effect>) {
-    let text = line.trim();
-    // Readers end lines with CR LF, and some send a blank line between cards.
-    if text.is_empty() {
-        return;
-    }
-    match Card::parse(text) {
-        Ok(card) => queue_card(model, card, Source::Scanner),
-        Err(error) => {
-            model.refuse(format!(
-                "SCANNER: {} (nothing sent)",
-                printable(&error.to_string())
-            ));
+    match scan_line(line) {
+        ScanLine::Blank => {}
+        ScanLine::Card(card) => queue_card(model, card, Source::Scanner),
+        ScanLine::Refused(message) => {
+            model.refuse(message);
             effects.push(Effect::Bell);
         }
     }
-}
-
-/// Shown as received, minus what would garble the screen, and not too long.
-fn printable(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(120)
-        .collect();
-    if text.chars().count() > 120 {
-        out.push('…');
-    }
-    out
 }
 
 fn queue_card(model: &mut Model, card: Card, source: Source) {

@@ -222,6 +222,8 @@ pub struct BroadcasterSetup {
     /// `--betting-seconds N`: betting closes by itself after N seconds (None: the
     /// croupier closes it).
     pub betting_seconds: Option<u32>,
+    /// More flags, as given (e.g. `--player-bets-per-second 1`).
+    pub extra_args: Vec<String>,
 }
 
 impl BroadcasterSetup {
@@ -240,6 +242,7 @@ impl BroadcasterSetup {
             table_key: None,
             clips_dir: None,
             betting_seconds: None,
+            extra_args: Vec::new(),
         }
     }
 
@@ -281,6 +284,7 @@ impl BroadcasterSetup {
         if let Some(seconds) = self.betting_seconds {
             args.extend(["--betting-seconds".into(), seconds.to_string().into()]);
         }
+        args.extend(self.extra_args.iter().map(Into::into));
         Service::start("broadcaster", &args)
     }
 }

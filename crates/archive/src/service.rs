@@ -112,7 +112,7 @@ fn require<T>(request: &Request<T>, role: Role) -> Result<(), Status> {
         Ok(())
     } else {
         Err(Status::permission_denied(format!(
-            "this call needs role {role:?}; the token of `{}` has role {:?}",
+            "this call needs role {role}; the token of `{}` has role {}",
             who.sub, who.role
         )))
     }
@@ -355,7 +355,7 @@ impl ArchiveService for ArchiveServer {
                 }
                 other => {
                     return Err(Status::permission_denied(format!(
-                        "PlayerBets needs role Auditor or Player; the token of `{}` has role {other:?}",
+                        "PlayerBets needs role auditor or player; the token of `{}` has role {other}",
                         who.sub
                     )));
                 }

@@ -288,25 +288,6 @@ fn refused_decisions(requested: &[(BetKind, i64)], refusal: &Refusal) -> Vec<pb:
         .collect()
 }
 
-/// The bets of a PlaceBets request: at least one, at most one per position.
-fn requested_bets(bets: Vec<pb::Bet>) -> Result<Vec<(BetKind, i64)>, ConversionError> {
-    if bets.is_empty() {
-        return Err(ConversionError::missing("bets"));
-    }
-    let bets = banco_wire::convert::bets("bets", bets)?;
-    let mut seen = BTreeSet::new();
-    for (i, bet) in bets.iter().enumerate() {
-        if !seen.insert(bet.kind) {
-            return Err(ConversionError::invalid(
-                format!("bets[{i}].kind"),
-                bet.kind.to_string(),
-                "at most one entry per position",
-            ));
-        }
-    }
-    Ok(bets.iter().map(|b| (b.kind, b.stake)).collect())
-}
-
 /// The table's refusal of a command, as the reply carries it; other failures are errors.
 fn refusal_of(
     table: &HostedTable,
@@ -403,7 +384,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         if r.round_id.is_empty() {
             return Err(bad(ConversionError::missing("round_id")));
         }
-        let requested = requested_bets(r.bets).map_err(bad)?;
+        let requested = banco_wire::convert::requested_bets(r.bets).map_err(bad)?;
         self.welcome(&table, &player).await?;
         let command = Command::PlaceBets {
             player: player.clone(),

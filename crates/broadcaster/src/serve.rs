@@ -17,6 +17,7 @@ use tonic::transport::Server;
 
 use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
+use crate::limits::{PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::subscribe::PlayerRoutes;
 use crate::table_routes::TableRoutes;
@@ -49,6 +50,8 @@ pub struct ServeOptions {
     pub clips: Option<Arc<ClipStore>>,
     /// Where the fan-out hubs count subscribers, lag and cut-offs.
     pub metrics: crate::metrics::HubMetricFamilies,
+    /// Largest requests, and each player's rate.
+    pub limits: RequestLimits,
 }
 
 impl ServeOptions {
@@ -64,6 +67,7 @@ impl ServeOptions {
             io_threads: std::thread::available_parallelism().map_or(2, usize::from),
             clips: None,
             metrics: crate::metrics::HubMetricFamilies::default(),
+            limits: RequestLimits::default(),
         }
     }
 }
@@ -145,6 +149,7 @@ pub async fn serve(
     );
     let services = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Service]);
     let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
+    let limits = options.limits;
     let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
     let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
     let player_service = Arc::new(PlayerServer::new(
@@ -161,10 +166,20 @@ pub async fn serve(
     let router = builder
         .add_service(health_service)
         .add_service(reflection)
-        .add_service(TableRoutes::new(table_service, croupiers, watchers))
-        .add_service(PlayerRoutes::new(player_service, players))
+        .add_service(TableRoutes::new(
+            table_service,
+            croupiers,
+            watchers,
+            limits.max_request_bytes,
+        ))
+        .add_service(PlayerRoutes::new(
+            player_service,
+            PlayerGuard::new(players, &limits),
+            &limits,
+        ))
         .add_service(InterceptedService::new(
-            VideoIngestService::new(video_ingest),
+            VideoIngestService::new(video_ingest)
+                .max_decoding_message_size(limits.max_video_unit_bytes),
             services,
         ));
     // Video and WatchTable streams never end by themselves: end them first, so that

@@ -27,13 +27,14 @@ impl TableRoutes {
         server: Arc<TableServer>,
         croupiers: AuthInterceptor,
         watchers: AuthInterceptor,
+        max_request_bytes: usize,
     ) -> TableRoutes {
+        let service = |server| {
+            TableServiceServer::from_arc(server).max_decoding_message_size(max_request_bytes)
+        };
         TableRoutes {
-            commands: InterceptedService::new(
-                TableServiceServer::from_arc(Arc::clone(&server)),
-                croupiers,
-            ),
-            watch: InterceptedService::new(TableServiceServer::from_arc(server), watchers),
+            commands: InterceptedService::new(service(Arc::clone(&server)), croupiers),
+            watch: InterceptedService::new(service(server), watchers),
         }
     }
 }

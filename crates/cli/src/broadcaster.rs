@@ -18,7 +18,8 @@ use anyhow::{Context as _, bail};
 use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{
-    ArchiveClient, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, ServeOptions, serve,
+    ArchiveClient, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate, RequestLimits,
+    ServeOptions, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -26,7 +27,9 @@ use banco_table::actor::{
     ActorConfig, ArchiveSink, Clock, RemoteRules, Rules, TableHandle, TableSigner, spawn,
 };
 use banco_table::metrics::TableMetricFamilies;
-use banco_table::{Command, Limits, Pacing, TableConfig};
+use banco_table::{
+    Command, Limits, Pacing, TableConfig, TableSpec, parse_blocked_words, parse_table_spec,
+};
 use prometheus_client::registry::Registry;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -74,6 +77,8 @@ pub(crate) struct BroadcasterArgs {
     /// Seats at each table (RULES.md: 5, or 0 for none: any number of players bet behind).
     #[arg(long, default_value_t = 0)]
     seats: u8,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// A file of words masked in the table chat, one per line (`#` starts a comment).
     #[arg(long, value_name = "FILE")]
     chat_blocked_words: Option<PathBuf>,
@@ -160,6 +165,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     };
     let paytable = Paytable::preset(&args.paytable)
         .with_context(|| format!("--paytable {}", args.paytable))?;
+    let limits = args.limits.checked()?;
     let blocked_words = match &args.chat_blocked_words {
         Some(path) => read_words(path)?,
         None => Vec::new(),
@@ -179,8 +185,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.tables
             .iter()
-            .map(|spec| parse_table(spec))
-            .collect::<anyhow::Result<Vec<_>>>()?
+            .map(|spec| parse_table_spec(spec))
+            .collect::<Result<Vec<_>, _>>()?
     };
     let mut configs = Vec::new();
     for spec in &specs {
@@ -315,6 +321,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.tls = tls;
         options.clips = clips;
         options.metrics = hub_metrics;
+        options.limits = limits;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         for task in tasks {
@@ -337,45 +344,75 @@ const SEVEN_TIERS: [(i64, i64); 7] = [
     (200, 2100),
 ];
 
-/// One `--table`.
-#[derive(Debug, PartialEq, Eq)]
-struct TableSpec {
-    id: String,
-    limits: Option<Limits>,
+/// What one caller may ask (`RequestLimits`); 0 turns a rate off.
+#[derive(Debug, clap::Args)]
+struct LimitArgs {
+    /// Largest PlayerService or TableService request, in bytes (encoded); larger ones are
+    /// refused with OUT_OF_RANGE before they are decoded.
+    #[arg(long, default_value_t = RequestLimits::default().max_request_bytes)]
+    max_request_bytes: usize,
+    /// Largest video unit a camera may publish to VideoIngest, in bytes.
+    #[arg(long, default_value_t = RequestLimits::default().max_video_unit_bytes)]
+    max_video_unit_bytes: usize,
+    /// PlayerService calls per second per player, bets apart (0: no limit); beyond it a
+    /// call is refused with RESOURCE_EXHAUSTED saying when to retry.
+    #[arg(long, default_value_t = RequestLimits::default().player_calls.per_second)]
+    player_calls_per_second: u32,
+    /// How many calls a player may make at once above that rate.
+    #[arg(long, default_value_t = RequestLimits::default().player_calls.burst)]
+    player_calls_burst: u32,
+    /// PlaceBets, ClearBets and Rebet per second per player (0: no limit).
+    #[arg(long, default_value_t = RequestLimits::default().player_bets.per_second)]
+    player_bets_per_second: u32,
+    /// How many bet requests a player may make at once above that rate.
+    #[arg(long, default_value_t = RequestLimits::default().player_bets.burst)]
+    player_bets_burst: u32,
 }
 
-/// `T01` or `T01=5-300` (limits in major units, whole or with cents: `2.50-41`).
-fn parse_table(spec: &str) -> anyhow::Result<TableSpec> {
-    let Some((id, limits)) = spec.split_once('=') else {
-        return Ok(TableSpec {
-            id: spec.to_owned(),
-            limits: None,
-        });
-    };
-    let bad =
-        || anyhow::anyhow!("--table {spec}: limits are MIN-MAX in major units, e.g. T01=5-300");
-    let (min, max) = limits.split_once('-').ok_or_else(bad)?;
-    let min = crate::player::amount::parse_stake("--table", min).map_err(|_| bad())?;
-    let max = crate::player::amount::parse_stake("--table", max).map_err(|_| bad())?;
-    if min > max {
-        bail!("--table {spec}: the minimum {min} is above the maximum {max} (minor units)");
+impl LimitArgs {
+    fn checked(&self) -> anyhow::Result<RequestLimits> {
+        // Below a kilobyte, ordinary requests (a bet with its ids, a chat line) would fail.
+        const SMALLEST: usize = 1024;
+        if self.max_request_bytes < SMALLEST {
+            bail!(
+                "--max-request-bytes {}: at least {SMALLEST}, or ordinary requests are refused",
+                self.max_request_bytes
+            );
+        }
+        if self.max_video_unit_bytes < SMALLEST {
+            bail!(
+                "--max-video-unit-bytes {}: at least {SMALLEST}",
+                self.max_video_unit_bytes
+            );
+        }
+        let rate = |flag: &str, per_second: u32, burst: u32| {
+            if per_second > 0 && burst == 0 {
+                bail!("--{flag}-burst 0: a limited rate needs a burst of at least 1");
+            }
+            Ok(Rate { per_second, burst })
+        };
+        Ok(RequestLimits {
+            max_request_bytes: self.max_request_bytes,
+            max_video_unit_bytes: self.max_video_unit_bytes,
+            player_calls: rate(
+                "player-calls",
+                self.player_calls_per_second,
+                self.player_calls_burst,
+            )?,
+            player_bets: rate(
+                "player-bets",
+                self.player_bets_per_second,
+                self.player_bets_burst,
+            )?,
+        })
     }
-    Ok(TableSpec {
-        id: id.to_owned(),
-        limits: Some(Limits { min, max }),
-    })
 }
 
 /// The blocked words of `path`: one per line, blank lines and `#` comments skipped.
 fn read_words(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("--chat-blocked-words {}: could not read it", path.display()))?;
-    Ok(text
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or("").trim())
-        .filter(|word| !word.is_empty())
-        .map(str::to_owned)
-        .collect())
+    Ok(parse_blocked_words(&text))
 }
 
 /// An automated or single-player table deals from the moment it starts: it needs a shoe,
@@ -428,21 +465,21 @@ mod tests {
     #[test]
     fn table_specs() {
         assert_eq!(
-            parse_table("T01").unwrap(),
+            parse_table_spec("T01").unwrap(),
             TableSpec {
                 id: "T01".into(),
                 limits: None
             }
         );
         assert_eq!(
-            parse_table("T02=2.50-41").unwrap().limits,
+            parse_table_spec("T02=2.50-41").unwrap().limits,
             Some(Limits {
                 min: 250,
                 max: 4_100
             })
         );
         for bad in ["T01=", "T01=5", "T01=a-b", "T01=300-5", "T01=-5-10"] {
-            let err = parse_table(bad).unwrap_err().to_string();
+            let err = parse_table_spec(bad).unwrap_err().to_string();
             assert!(err.contains(bad), "{bad}: {err}");
         }
     }

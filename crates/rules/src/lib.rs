@@ -7,6 +7,7 @@
 //! No I/O, no async, no clock, no hidden randomness: a shuffle takes its generator as an
 //! argument, so a seeded shoe replays card for card.
 
+pub mod amount;
 pub mod bet;
 pub mod card;
 pub mod composition;
@@ -18,6 +19,10 @@ pub mod roads;
 pub mod settle;
 pub mod shoe;
 
+pub use amount::{
+    AmountError, BetArgsError, MINOR_PER_MAJOR, money, parse_amount, parse_bet_args, parse_stake,
+    signed_money,
+};
 pub use bet::{BetKind, Payout, Paytable, PerBet, UnknownBet, UnknownPaytable};
 pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
 pub use composition::{BadDeckCount, Composition, MAX_DECKS, NotInShoe};

@@ -13,6 +13,7 @@ pub mod phase;
 pub mod policy;
 pub mod refusal;
 pub mod round_id;
+pub mod spec;
 pub mod table;
 
 pub use actor::{
@@ -29,4 +30,5 @@ pub use phase::Phase;
 pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
 pub use refusal::Refusal;
 pub use round_id::RoundId;
+pub use spec::{TableSpec, TableSpecError, parse_blocked_words, parse_table_spec};
 pub use table::Table;

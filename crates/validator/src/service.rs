@@ -18,6 +18,9 @@ use tonic::{Request, Response, Status};
 use crate::metrics::{ValidatorMetrics, code_label};
 use crate::rules;
 
+/// The largest request taken, encoded.
+pub(crate) const MAX_REQUEST_BYTES: usize = 4 << 20;
+
 /// Who may ask: the table actor (service) and auditors replaying the archive.
 pub const ALLOWED_ROLES: [Role; 2] = [Role::Service, Role::Auditor];
 
@@ -174,9 +177,12 @@ pub async fn serve_with_tls(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(InterceptedService::new(
+            // The largest request is a Settle of every bet of a round: tens of bytes per
+            // bet, so 4 MiB is some 100,000 bets.
             RulesServiceServer::new(RulesServer {
                 metrics: options.metrics,
-            }),
+            })
+            .max_decoding_message_size(MAX_REQUEST_BYTES),
             guard,
         ))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)

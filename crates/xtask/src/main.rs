@@ -21,7 +21,7 @@ usage: cargo xtask <command>
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
   test    setup, cargo fmt --check, clippy -D warnings, every test of the workspace
-  ci      test, then build the benchmarks and run each fuzz target for 30 s (nightly)
+  ci      test, then build the benchmarks and run each fuzz target for 20 s (nightly)
   bench   run the criterion benchmarks and print their figures
   demo    setup, build, and run a whole table: services, video, 20 bots and the croupier
           console (--headless --rounds N: a built-in croupier and a summary;
@@ -89,7 +89,7 @@ fn test() -> Result<()> {
 fn ci() -> Result<()> {
     test()?;
     cargo(&["bench", "--workspace", "--no-run"])?;
-    fuzz_run(30)
+    fuzz_run(FUZZ_SECONDS)
 }
 
 fn bench(extra: &[String]) -> Result<()> {
@@ -133,64 +133,99 @@ fn demo(extra: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The fuzz crate is a workspace of its own (cargo-fuzz wants that). Its invariant checks
-/// run on stable inside the rules crate's tests from a seeded corpus; here it is linted so
-/// that the targets keep compiling.
-fn fuzz_lint() -> Result<()> {
-    let manifest = fuzz_manifest();
-    cargo(&[
-        "clippy",
-        "--manifest-path",
-        &manifest,
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ])
-}
+/// The fuzz crates, each a workspace of its own (cargo-fuzz wants that), and their targets:
+/// the rules' parsers and dealing, then the parsers above them (tokens, bets typed and on
+/// the wire, scanner lines and sources, table specs and blocked-words files).
+const FUZZ_CRATES: [(&str, &[&str]); 2] = [
+    ("crates/rules/fuzz", &["card", "hand"]),
+    ("fuzz", &["tokens", "bets", "scanner", "config"]),
+];
 
-/// Each fuzz target for a short time under libFuzzer, when a nightly toolchain and
-/// cargo-fuzz are present (they need nightly; stable machines skip with a note).
-fn fuzz_run(seconds: u32) -> Result<()> {
-    let available = Command::new("cargo")
-        .args(["+nightly", "fuzz", "--version"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !available {
-        eprintln!("xtask: no nightly toolchain with cargo-fuzz: fuzz targets not run");
-        return Ok(());
-    }
-    let fuzz_dir = root().join("crates/rules/fuzz");
-    for target in FUZZ_TARGETS {
-        eprintln!("xtask: fuzzing `{target}` for {seconds} s");
-        let status = Command::new("cargo")
-            .args([
-                "+nightly",
-                "fuzz",
-                "run",
-                target,
-                "--",
-                &format!("-max_total_time={seconds}"),
-            ])
-            .current_dir(&fuzz_dir)
-            .status()
-            .context("could not start cargo fuzz")?;
-        if !status.success() {
-            bail!("fuzz target `{target}` failed ({status}): see crates/rules/fuzz/artifacts");
-        }
+/// Seconds each fuzz target runs in `ci`: 6 targets, about 2 minutes in all.
+const FUZZ_SECONDS: u32 = 20;
+
+/// Their invariant checks run on stable from seeded corpora (the rules crate's tests and
+/// the e2e crate's `fuzz_seeds`); here each fuzz crate is linted so that its targets keep
+/// compiling.
+fn fuzz_lint() -> Result<()> {
+    for (dir, _) in FUZZ_CRATES {
+        let manifest = root().join(dir).join("Cargo.toml");
+        cargo(&[
+            "clippy",
+            "--manifest-path",
+            &manifest.to_string_lossy(),
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])?;
     }
     Ok(())
 }
 
-const FUZZ_TARGETS: [&str; 2] = ["card", "hand"];
+/// Whether `cargo +nightly fuzz` runs.
+fn cargo_fuzz_available() -> bool {
+    Command::new("cargo")
+        .args(["+nightly", "fuzz", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
 
-fn fuzz_manifest() -> String {
-    root()
-        .join("crates/rules/fuzz/Cargo.toml")
-        .to_string_lossy()
-        .into_owned()
+/// Whether a nightly toolchain is installed.
+fn nightly_available() -> bool {
+    Command::new("cargo")
+        .args(["+nightly", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Each fuzz target for a short time under libFuzzer, from its committed seeds
+/// (`seeds/<target>`, read only) and what earlier runs found (`corpus/<target>`, ignored
+/// by git). Needs nightly; cargo-fuzz is installed when missing. A machine without
+/// nightly skips with a note.
+fn fuzz_run(seconds: u32) -> Result<()> {
+    if !nightly_available() {
+        eprintln!(
+            "xtask: no nightly toolchain: fuzz targets not run (rustup toolchain install nightly)"
+        );
+        return Ok(());
+    }
+    if !cargo_fuzz_available() {
+        eprintln!("xtask: installing cargo-fuzz");
+        let status = Command::new("cargo")
+            .args(["install", "cargo-fuzz", "--locked"])
+            .status()
+            .context("could not start cargo install")?;
+        if !status.success() || !cargo_fuzz_available() {
+            bail!("could not install cargo-fuzz ({status})");
+        }
+    }
+    for (dir, targets) in FUZZ_CRATES {
+        let fuzz_dir = root().join(dir);
+        for target in targets.iter().copied() {
+            let corpus = fuzz_dir.join("corpus").join(target);
+            std::fs::create_dir_all(&corpus)
+                .with_context(|| format!("could not create {}", corpus.display()))?;
+            let seeds = fuzz_dir.join("seeds").join(target);
+            eprintln!("xtask: fuzzing `{target}` ({dir}) for {seconds} s");
+            let status = Command::new("cargo")
+                .args(["+nightly", "fuzz", "run", target])
+                .arg(&corpus)
+                .arg(&seeds)
+                .args(["--", &format!("-max_total_time={seconds}")])
+                .current_dir(&fuzz_dir)
+                .status()
+                .context("could not start cargo fuzz")?;
+            if !status.success() {
+                bail!("fuzz target `{target}` failed ({status}): see {dir}/artifacts/{target}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs cargo in the workspace root, sharing the workspace's target directory.

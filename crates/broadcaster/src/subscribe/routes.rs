@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use banco_auth::AuthInterceptor;
 use banco_wire::pb;
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use bytes::Bytes;
@@ -16,6 +15,7 @@ use tonic::{Request, Response, Status};
 
 use super::EventBytes;
 use super::codec::{events_codec, video_codec};
+use crate::limits::{CallClass, PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::routing::{RouteFuture, forward};
 
@@ -27,19 +27,27 @@ const WATCH_VIDEO: &str = "/banco.v1.PlayerService/WatchVideo";
 #[derive(Clone)]
 pub(crate) struct PlayerRoutes {
     server: Arc<PlayerServer>,
-    auth: AuthInterceptor,
-    generated: InterceptedService<PlayerServiceServer<PlayerServer>, AuthInterceptor>,
+    guard: PlayerGuard,
+    /// Largest request decoded.
+    max_request_bytes: usize,
+    generated: InterceptedService<PlayerServiceServer<PlayerServer>, PlayerGuard>,
 }
 
 impl PlayerRoutes {
-    pub(crate) fn new(server: Arc<PlayerServer>, auth: AuthInterceptor) -> PlayerRoutes {
+    pub(crate) fn new(
+        server: Arc<PlayerServer>,
+        guard: PlayerGuard,
+        limits: &RequestLimits,
+    ) -> PlayerRoutes {
         PlayerRoutes {
             generated: InterceptedService::new(
-                PlayerServiceServer::from_arc(Arc::clone(&server)),
-                auth.clone(),
+                PlayerServiceServer::from_arc(Arc::clone(&server))
+                    .max_decoding_message_size(limits.max_request_bytes),
+                guard.clone(),
             ),
             server,
-            auth,
+            guard,
+            max_request_bytes: limits.max_request_bytes,
         }
     }
 }
@@ -47,26 +55,32 @@ impl PlayerRoutes {
 crate::routing::routed_service!(PlayerRoutes, PlayerServiceServer<PlayerServer>);
 
 impl PlayerRoutes {
-    fn route(&mut self, request: http::Request<Body>) -> RouteFuture {
+    fn route(&mut self, mut request: http::Request<Body>) -> RouteFuture {
+        let max = Some(self.max_request_bytes);
         if request.uri().path() == SUBSCRIBE {
             let call = SubscribeCall {
                 server: Arc::clone(&self.server),
-                auth: self.auth.clone(),
+                guard: self.guard.clone(),
             };
             Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(events_codec());
+                let mut grpc = tonic::server::Grpc::new(events_codec())
+                    .apply_max_message_size_config(max, None);
                 Ok(grpc.server_streaming(call, request).await)
             })
         } else if request.uri().path() == WATCH_VIDEO {
             let call = WatchVideoCall {
                 server: Arc::clone(&self.server),
-                auth: self.auth.clone(),
+                guard: self.guard.clone(),
             };
             Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(video_codec());
+                let mut grpc = tonic::server::Grpc::new(video_codec())
+                    .apply_max_message_size_config(max, None);
                 Ok(grpc.server_streaming(call, request).await)
             })
         } else {
+            // The guard draws on the caller's bet or call budget by this.
+            let class = CallClass::of_path(request.uri().path());
+            request.extensions_mut().insert(class);
             forward(self.generated.clone(), request)
         }
     }
@@ -74,7 +88,7 @@ impl PlayerRoutes {
 
 struct SubscribeCall {
     server: Arc<PlayerServer>,
-    auth: AuthInterceptor,
+    guard: PlayerGuard,
 }
 
 impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
@@ -84,7 +98,7 @@ impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
 
     fn call(&mut self, request: Request<pb::SubscribeRequest>) -> Self::Future {
         let server = Arc::clone(&self.server);
-        let caller = self.auth.authenticate(&request);
+        let caller = self.guard.admit(&request, CallClass::Other);
         Box::pin(async move {
             let player = caller?.sub;
             let stream = super::open(&server, &player, request.into_inner()).await?;
@@ -95,7 +109,7 @@ impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
 
 struct WatchVideoCall {
     server: Arc<PlayerServer>,
-    auth: AuthInterceptor,
+    guard: PlayerGuard,
 }
 
 impl ServerStreamingService<pb::WatchVideoRequest> for WatchVideoCall {
@@ -105,7 +119,7 @@ impl ServerStreamingService<pb::WatchVideoRequest> for WatchVideoCall {
 
     fn call(&mut self, request: Request<pb::WatchVideoRequest>) -> Self::Future {
         let server = Arc::clone(&self.server);
-        let caller = self.auth.authenticate(&request);
+        let caller = self.guard.admit(&request, CallClass::Other);
         Box::pin(async move {
             caller?;
             let table = server.table(&request.get_ref().table_id)?;

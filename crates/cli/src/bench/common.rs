@@ -162,6 +162,8 @@ impl InProcess {
         );
         options.welcome_credit = welcome_credit;
         options.fanout = fanout;
+        // A benchmark's players bet as fast as the table takes it.
+        options.limits = banco_broadcaster::RequestLimits::without_rates();
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();

@@ -2,33 +2,12 @@
 //! `BetKind` accepts and a stake in major units. Everything is checked before any request
 //! is sent, so a typo never places half a bet.
 
-use std::collections::BTreeSet;
-
-use anyhow::{Context as _, bail};
 use banco_rules::BetKind;
 use banco_wire::pb;
 
-use super::amount::parse_stake;
-
 /// `kind=amount` arguments → (position, stake in minor units), in the order given.
 pub(crate) fn parse_bets(args: &[String]) -> anyhow::Result<Vec<(BetKind, i64)>> {
-    if args.is_empty() {
-        bail!("no bet given: write them as position=amount, e.g. player=25 tie=5");
-    }
-    let mut seen = BTreeSet::new();
-    let mut bets = Vec::with_capacity(args.len());
-    for arg in args {
-        let Some((name, amount)) = arg.split_once('=') else {
-            bail!("`{arg}`: expected position=amount, e.g. banker=25");
-        };
-        let kind = BetKind::parse(name).with_context(|| format!("`{arg}`"))?;
-        let stake = parse_stake(&format!("`{arg}`"), amount)?;
-        if !seen.insert(kind) {
-            bail!("`{arg}`: {kind} is given twice; put the whole stake in one argument");
-        }
-        bets.push((kind, stake));
-    }
-    Ok(bets)
+    Ok(banco_rules::parse_bet_args(args)?)
 }
 
 pub(crate) fn bets_to_pb(bets: &[(BetKind, i64)]) -> Vec<pb::Bet> {

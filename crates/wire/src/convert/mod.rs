@@ -23,7 +23,7 @@ pub use enums::{
     bet_kind, bet_outcome, burn_rule, due, shoe_procedure, shoe_state, shoe_state_to_pb, side,
     winner,
 };
-pub use money::{bets, payout, settlements};
+pub use money::{bets, payout, requested_bets, settlements};
 
 /// A wire message the domain cannot accept, naming the field path at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,8 +1,10 @@
 //! Payout ratios, paytables, bets and settlements. Money is `i64` minor units on both
 //! sides, so amounts cross unchanged; what is checked is that they make sense.
 
+use std::collections::BTreeSet;
+
 use banco_rules::settle::BetOutcome;
-use banco_rules::{Bet, Payout, Paytable, Rounding, Settlement};
+use banco_rules::{Bet, BetKind, Payout, Paytable, Rounding, Settlement};
 
 use super::{ConversionError, enums, optional, repeated, required};
 use crate::pb;
@@ -118,6 +120,26 @@ impl TryFrom<pb::Bet> for Bet {
 /// Reads a repeated bet field; the error names the element (`bets[2].stake_minor`).
 pub fn bets(field: &str, bets: Vec<pb::Bet>) -> Result<Vec<Bet>, ConversionError> {
     repeated(field, bets)
+}
+
+/// The bets of a PlaceBets request (`bets`): at least one, each valid, at most one per
+/// position; errors name the element (`bets[1].kind`).
+pub fn requested_bets(bets: Vec<pb::Bet>) -> Result<Vec<(BetKind, i64)>, ConversionError> {
+    if bets.is_empty() {
+        return Err(ConversionError::missing("bets"));
+    }
+    let bets = repeated::<pb::Bet, Bet>("bets", bets)?;
+    let mut seen = BTreeSet::new();
+    for (i, bet) in bets.iter().enumerate() {
+        if !seen.insert(bet.kind) {
+            return Err(ConversionError::invalid(
+                format!("bets[{i}].kind"),
+                bet.kind.to_string(),
+                "at most one entry per position",
+            ));
+        }
+    }
+    Ok(bets.iter().map(|b| (b.kind, b.stake)).collect())
 }
 
 impl From<Rounding> for pb::Rounding {
