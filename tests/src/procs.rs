@@ -93,8 +93,15 @@ pub struct Service {
 impl Service {
     /// Starts `banco <args>` and waits for its `<name> listening on <addr>` line.
     pub fn start(name: &str, args: &[std::ffi::OsString]) -> Service {
-        let mut child = banco()
-            .args(args)
+        let mut command = banco();
+        command.args(args);
+        Service::spawn(name, command)
+    }
+
+    /// Starts `command` (a `banco` service, perhaps behind a wrapper such as a shell that
+    /// sets a limit first) and waits for its `<name> listening on <addr>` line.
+    pub fn spawn(name: &str, mut command: std::process::Command) -> Service {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -153,6 +160,11 @@ impl Service {
         false
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -167,12 +179,18 @@ impl Drop for Service {
 
 /// `banco validator --listen 127.0.0.1:0 --public-key <keys>`.
 pub fn start_validator(keys: &Keys) -> Service {
+    start_validator_on(keys, "127.0.0.1:0")
+}
+
+/// `banco validator --listen <listen> --public-key <keys>`: `listen` is the address of an
+/// earlier start to come back where the broadcaster's `--validator` expects it.
+pub fn start_validator_on(keys: &Keys, listen: &str) -> Service {
     Service::start(
         "validator",
         &[
             "validator".into(),
             "--listen".into(),
-            "127.0.0.1:0".into(),
+            listen.into(),
             "--public-key".into(),
             keys.public_key().into(),
         ],
@@ -200,6 +218,9 @@ pub struct BroadcasterSetup {
     pub table_key: Option<PathBuf>,
     /// `--clips-dir DIR`: where round clips are written (None: the broadcaster's default).
     pub clips_dir: Option<PathBuf>,
+    /// `--subscriber-queue N`: events that may wait unread for one subscriber before it
+    /// is cut off (None: the broadcaster's default).
+    pub subscriber_queue: Option<usize>,
 }
 
 impl BroadcasterSetup {
@@ -217,6 +238,7 @@ impl BroadcasterSetup {
             archive_url: None,
             table_key: None,
             clips_dir: None,
+            subscriber_queue: None,
         }
     }
 
@@ -227,6 +249,13 @@ impl BroadcasterSetup {
 
     /// Starts it (again, on the same data dir, after a kill) on `listen`.
     pub fn start(&self) -> Service {
+        let mut command = banco();
+        command.args(self.args());
+        Service::spawn("broadcaster", command)
+    }
+
+    /// The arguments after `banco`.
+    pub fn args(&self) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),
             "--listen".into(),
@@ -255,7 +284,10 @@ impl BroadcasterSetup {
         if let Some(dir) = &self.clips_dir {
             args.extend(["--clips-dir".into(), dir.into()]);
         }
-        Service::start("broadcaster", &args)
+        if let Some(events) = self.subscriber_queue {
+            args.extend(["--subscriber-queue".into(), events.to_string().into()]);
+        }
+        args
     }
 }
 
@@ -304,15 +336,20 @@ pub fn bearer(token: &str) -> BearerToken {
     BearerToken::new(token).unwrap_or_else(|e| panic!("token: {e}"))
 }
 
-/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
-/// stdout.
-pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
-    let out = banco()
+/// `banco croupier --server <url> --token-file <token_file> <args>`, whatever it exits with.
+pub fn croupier_cli_output(url: &str, token_file: &Path, args: &[&str]) -> std::process::Output {
+    banco()
         .args(["croupier", "--server", url, "--token-file"])
         .arg(token_file)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("banco croupier: {e}"));
+        .unwrap_or_else(|e| panic!("banco croupier: {e}"))
+}
+
+/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
+/// stdout.
+pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
+    let out = croupier_cli_output(url, token_file, args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -119,6 +119,10 @@ pub(crate) struct BroadcasterArgs {
     /// ISO 4217 code of the table's minor units.
     #[arg(long, default_value = "EUR")]
     currency: String,
+    /// Events that may wait unread for one subscriber (its link is slow or stalled) before
+    /// it is cut off with its resume point; events are tens of bytes each.
+    #[arg(long, value_name = "EVENTS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    subscriber_queue: u32,
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
@@ -302,6 +306,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         options.clips = clips;
+        options.fanout.subscriber_queue = args.subscriber_queue as usize;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         for task in tasks {
