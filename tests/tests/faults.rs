@@ -322,13 +322,12 @@ fn opened(seen: &Seen, marker: &watch::Receiver<Option<String>>) -> bool {
     let Some(round) = marker.borrow().clone() else {
         return false;
     };
-    seen.events
-        .iter()
-        .any(|(e, _)| matches!(e.event, Some(E::BettingOpened(_))) && e.round_id == round)
+    // The round's BettingOpened, or a snapshot taken after it (a subscriber that resumed
+    // from a gap just then).
+    seen.events.iter().any(|(e, _)| e.round_id == round)
 }
 
-/// Subscribes to T01 at `url` and reads until it has seen betting open on the round
-/// `stop` names; whenever the stream ends or breaks (a CutOff, a killed broadcaster) it
+/// Subscribes to T01 at `url` and reads until it has seen the round `stop` names open; whenever the stream ends or breaks (a CutOff, a killed broadcaster) it
 /// subscribes again with the last seq it saw.
 async fn subscriber(
     name: String,
