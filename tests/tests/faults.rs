@@ -743,7 +743,7 @@ async fn sigkill_while_betting_dealing_and_settling_loses_and_doubles_nothing() 
     caught_up(&lasts, state.seq).await;
     let card = dealer.card();
     coup.deal(card).unwrap();
-    let mut racer = Croupier::new(
+    let racer = Croupier::new(
         connect(&rig.url(), None).await,
         &rig.croupier_token,
         "T01",
