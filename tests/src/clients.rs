@@ -207,3 +207,27 @@ pub fn stable(state: &pb::TableState) -> pb::TableState {
     state.last_refusal = None;
     state
 }
+
+/// A private event of a subscription: sent only to the player it concerns.
+pub fn is_private(event: &pb::TableEvent) -> bool {
+    use pb::table_event::Event as E;
+    matches!(
+        event.event,
+        Some(
+            E::BetAccepted(_)
+                | E::BetRefused(_)
+                | E::Settled(_)
+                | E::BalanceChanged(_)
+                | E::Muted(_)
+        )
+    )
+}
+
+/// A subscription's own control event: a snapshot, a gap, a cut-off.
+pub fn is_control(event: &pb::TableEvent) -> bool {
+    use pb::table_event::Event as E;
+    matches!(
+        event.event,
+        Some(E::Snapshot(_) | E::ResumeGap(_) | E::CutOff(_))
+    )
+}

@@ -93,7 +93,15 @@ pub struct Service {
 impl Service {
     /// Starts `banco <args>` and waits for its `<name> listening on <addr>` line.
     pub fn start(name: &str, args: &[std::ffi::OsString]) -> Service {
-        Service::start_with_metrics(name, args, false).0
+        let mut command = banco();
+        command.args(args);
+        Service::spawn(name, command)
+    }
+
+    /// Starts `command` (a `banco` service, perhaps behind a wrapper such as a shell that
+    /// sets a limit first) and waits for its `<name> listening on <addr>` line.
+    pub fn spawn(name: &str, command: std::process::Command) -> Service {
+        Service::spawn_with_metrics(name, command, false).0
     }
 
     /// [`Service::start`]; with `metrics`, also waits for the `metrics listening on
@@ -104,8 +112,17 @@ impl Service {
         args: &[std::ffi::OsString],
         metrics: bool,
     ) -> (Service, Option<String>) {
-        let mut child = banco()
-            .args(args)
+        let mut command = banco();
+        command.args(args);
+        Service::spawn_with_metrics(name, command, metrics)
+    }
+
+    fn spawn_with_metrics(
+        name: &str,
+        mut command: std::process::Command,
+        metrics: bool,
+    ) -> (Service, Option<String>) {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -172,6 +189,11 @@ impl Service {
         false
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -186,12 +208,18 @@ impl Drop for Service {
 
 /// `banco validator --listen 127.0.0.1:0 --public-key <keys>`.
 pub fn start_validator(keys: &Keys) -> Service {
+    start_validator_on(keys, "127.0.0.1:0")
+}
+
+/// `banco validator --listen <listen> --public-key <keys>`: `listen` is the address of an
+/// earlier start to come back where the broadcaster's `--validator` expects it.
+pub fn start_validator_on(keys: &Keys, listen: &str) -> Service {
     Service::start(
         "validator",
         &[
             "validator".into(),
             "--listen".into(),
-            "127.0.0.1:0".into(),
+            listen.into(),
             "--public-key".into(),
             keys.public_key().into(),
         ],
@@ -224,6 +252,9 @@ pub struct BroadcasterSetup {
     pub betting_seconds: Option<u32>,
     /// More flags, as given (e.g. `--player-bets-per-second 1`).
     pub extra_args: Vec<String>,
+    /// `--subscriber-queue N`: events that may wait unread for one subscriber before it
+    /// is cut off (None: the broadcaster's default).
+    pub subscriber_queue: Option<usize>,
 }
 
 impl BroadcasterSetup {
@@ -243,6 +274,7 @@ impl BroadcasterSetup {
             clips_dir: None,
             betting_seconds: None,
             extra_args: Vec::new(),
+            subscriber_queue: None,
         }
     }
 
@@ -253,6 +285,13 @@ impl BroadcasterSetup {
 
     /// Starts it (again, on the same data dir, after a kill) on `listen`.
     pub fn start(&self) -> Service {
+        let mut command = banco();
+        command.args(self.args());
+        Service::spawn("broadcaster", command)
+    }
+
+    /// The arguments after `banco`.
+    pub fn args(&self) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = vec![
             "broadcaster".into(),
             "--listen".into(),
@@ -284,8 +323,11 @@ impl BroadcasterSetup {
         if let Some(seconds) = self.betting_seconds {
             args.extend(["--betting-seconds".into(), seconds.to_string().into()]);
         }
+        if let Some(events) = self.subscriber_queue {
+            args.extend(["--subscriber-queue".into(), events.to_string().into()]);
+        }
         args.extend(self.extra_args.iter().map(Into::into));
-        Service::start("broadcaster", &args)
+        args
     }
 }
 
@@ -334,15 +376,20 @@ pub fn bearer(token: &str) -> BearerToken {
     BearerToken::new(token).unwrap_or_else(|e| panic!("token: {e}"))
 }
 
-/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
-/// stdout.
-pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
-    let out = banco()
+/// `banco croupier --server <url> --token-file <token_file> <args>`, whatever it exits with.
+pub fn croupier_cli_output(url: &str, token_file: &Path, args: &[&str]) -> std::process::Output {
+    banco()
         .args(["croupier", "--server", url, "--token-file"])
         .arg(token_file)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("banco croupier: {e}"));
+        .unwrap_or_else(|e| panic!("banco croupier: {e}"))
+}
+
+/// `banco croupier --server <url> --token-file <token_file> <args>`, which must succeed; its
+/// stdout.
+pub fn croupier_cli(url: &str, token_file: &Path, args: &[&str]) -> String {
+    let out = croupier_cli_output(url, token_file, args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

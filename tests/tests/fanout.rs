@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
+use banco_e2e::clients::{Authed, Cmd, Croupier, is_control, is_private, player_client};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
 use banco_rules::shoe::ShoeConfig;
 use banco_rules::{Coup, Shoe};
@@ -25,26 +25,6 @@ const WELCOME: i64 = 100_000;
 
 fn name(i: usize) -> String {
     format!("p{i:03}")
-}
-
-fn is_private(event: &pb::TableEvent) -> bool {
-    matches!(
-        event.event,
-        Some(
-            E::BetAccepted(_)
-                | E::BetRefused(_)
-                | E::Settled(_)
-                | E::BalanceChanged(_)
-                | E::Muted(_)
-        )
-    )
-}
-
-fn is_control(event: &pb::TableEvent) -> bool {
-    matches!(
-        event.event,
-        Some(E::Snapshot(_) | E::ResumeGap(_) | E::CutOff(_))
-    )
 }
 
 /// What one subscriber saw, and how often it reconnected.

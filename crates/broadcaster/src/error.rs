@@ -18,14 +18,18 @@ pub enum BroadcasterError {
     /// `table_id` names no table hosted here.
     #[error("table `{0}` is not hosted by this broadcaster")]
     UnknownTable(String),
-    /// The validator did not answer: no card can be accepted until it does.
-    #[error("validator unreachable: {0}; retry with the same command_id")]
+    /// The validator did not answer: no card can be accepted until it does. The text
+    /// starts with "validator unreachable".
+    #[error("{0}; retry with the same command_id")]
     ValidatorUnreachable(String),
     /// The validator and the table's own rules disagree about a card: a server fault.
     #[error("rules disagree: {0}")]
     RulesDisagree(String),
     /// The command could not be journaled, so it was not applied.
-    #[error("journal failed: {0}; the command was not applied, retry with the same id")]
+    #[error(
+        "journal {0}; the command was not applied and nothing changed: make room on (or \
+         repair) the journal's disk, then send it again with the same command_id"
+    )]
     JournalFailed(String),
     /// The table's actor has stopped (shutdown or a fatal fault).
     #[error("table `{0}` is stopped")]

@@ -143,12 +143,18 @@ impl HostedTable {
     }
 
     pub(crate) fn actor_error(&self, error: ActorError) -> BroadcasterError {
-        if let ActorError::ValidatorUnreachable(why) = &error {
-            self.raise_alert(
+        match &error {
+            ActorError::ValidatorUnreachable(why) => self.raise_alert(
                 pb::AlertLevel::Critical,
                 "validator_unreachable",
                 format!("the validator cannot be reached, so no card can be accepted: {why}"),
-            );
+            ),
+            ActorError::JournalFailed(why) => self.raise_alert(
+                pb::AlertLevel::Critical,
+                "journal_failed",
+                format!("the journal cannot be written, so no command can be accepted: {why}"),
+            ),
+            _ => {}
         }
         BroadcasterError::actor(self.id(), error)
     }
@@ -200,7 +206,9 @@ impl HostedTable {
     /// A command went through: whatever blocked commands before is over.
     pub(crate) fn clear_alerts(&self) {
         let mut console = self.console();
-        console.alerts.retain(|a| a.code != "validator_unreachable");
+        console
+            .alerts
+            .retain(|a| a.code != "validator_unreachable" && a.code != "journal_failed");
     }
 
     fn raise_alert(&self, level: pb::AlertLevel, code: &str, message: String) {

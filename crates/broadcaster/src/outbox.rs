@@ -97,8 +97,21 @@ impl OutboxFile {
         line.push(b'\n');
         let path = inner.path.display().to_string();
         let io = |e: std::io::Error| SinkError(format!("{path}: {e}"));
-        inner.file.write_all(&line).map_err(io)?;
-        inner.file.sync_data().map_err(io)?;
+        let len = inner.file.metadata().map_err(io)?.len();
+        if let Err(e) = inner
+            .file
+            .write_all(&line)
+            .and_then(|()| inner.file.sync_data())
+        {
+            // A full disk can take part of the line: cut it off, or the retry would write
+            // the whole line after it and the file would no longer open.
+            if let Err(undo) = inner.file.set_len(len) {
+                return Err(SinkError(format!(
+                    "{path}: {e}; cutting the partial line off also failed: {undo}"
+                )));
+            }
+            return Err(io(e));
+        }
         inner.last_seq = round.seq;
         Ok(())
     }

@@ -130,6 +130,10 @@ pub(crate) struct BroadcasterArgs {
     currency: String,
     #[command(flatten)]
     ops: crate::ops::OpsArgs,
+    /// Events that may wait unread for one subscriber (its link is slow or stalled) before
+    /// it is cut off with its resume point; events are tens of bytes each.
+    #[arg(long, value_name = "EVENTS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    subscriber_queue: u32,
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
@@ -322,6 +326,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.clips = clips;
         options.metrics = hub_metrics;
         options.limits = limits;
+        options.fanout.subscriber_queue = args.subscriber_queue as usize;
         let served = serve(listener, options, shutdown_signal()).await;
         // Answer and journal what is queued, then stop, even if serving failed.
         for task in tasks {

@@ -1,6 +1,7 @@
 //! The actor and its journal: the configuration is the journal's first record and a start
-//! with another one is refused; a journal that fails stops the table, which a restart
-//! brings back exactly as acknowledged.
+//! with another one is refused; a journal that fails refuses the commands it could not
+//! write, the table reopens it and reads back exactly what was acknowledged, and takes
+//! commands again once the journal can be written (and a restart finds the same).
 #![allow(clippy::unwrap_used)]
 
 mod actor_support;
@@ -86,12 +87,14 @@ async fn the_config_is_journaled_first_and_a_changed_one_is_refused() {
 }
 
 /// Set (to the table's data folder) when this test binary runs as the child of
-/// [`a_failed_journal_stops_the_table_and_a_restart_recovers_what_was_acknowledged`].
+/// [`a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_written`].
 const CHILD_DIR: &str = "BANCO_ACTOR_JOURNAL_CHILD_DIR";
 
 /// The child: deposits until the journal fails (the file-size limit makes a write fail,
-/// standing in for a full disk), then checks that everything is refused and prints what
-/// was acknowledged and published. Does nothing in a normal test run.
+/// standing in for a full disk); while the limit stays, a command is refused and reads
+/// show exactly what was acknowledged; once the child lifts its own limit (`prlimit`, the
+/// disk has room again), the next command is applied. Prints what was acknowledged,
+/// refused and published. Does nothing in a normal test run.
 #[tokio::test]
 async fn journal_failure_child() {
     let Some(dir) = std::env::var_os(CHILD_DIR) else {
@@ -130,23 +133,42 @@ async fn journal_failure_child() {
         }
         assert!(batch < 10_000, "the journal never failed");
     }
-    // From now on every request is refused.
-    let answers = [
-        table
-            .submit(None, deposit("bob", 1))
-            .await
-            .map(|_| ())
-            .unwrap_err(),
-        table.snapshot().await.map(|_| ()).unwrap_err(),
-        table.balance("alice").await.map(|_| ()).unwrap_err(),
-        table.player("alice").await.map(|_| ()).unwrap_err(),
-        table.books().await.map(|_| ()).unwrap_err(),
-        table.scoreboard().await.map(|_| ()).unwrap_err(),
-    ];
-    for answer in answers {
-        assert!(matches!(answer, ActorError::JournalFailed(_)), "{answer:?}");
-        println!("refused {answer}");
+    // The disk is still "full": each command is refused again, naming the cause, and the
+    // reads in between show the table as of the last acknowledged record.
+    // (A record smaller than the batch that failed may still fit: it is acknowledged.)
+    let mut refused = 0;
+    for n in 1_000_000.. {
+        let snapshot = table.snapshot().await.unwrap();
+        println!("snapshot {}", snapshot.seq);
+        println!("balance {}", table.balance("alice").await.unwrap());
+        let books = table.books().await.unwrap();
+        assert_eq!(books.check, Ok(()));
+        match table.submit(None, deposit("alice", n)).await {
+            Ok(applied) => println!("ack {} {n}", applied.seq),
+            Err(answer @ ActorError::JournalFailed(_)) => {
+                println!("refused {answer}");
+                refused += 1;
+                if refused == 2 {
+                    break;
+                }
+            }
+            Err(other) => panic!("deposit {n}: {other}"),
+        }
     }
+    assert_eq!(table.balance("bob").await.unwrap(), 0);
+    // Room again: the soft file-size limit is lifted.
+    let lifted = Process::new("prlimit")
+        .args([
+            "--pid",
+            &std::process::id().to_string(),
+            "--fsize=unlimited:",
+        ])
+        .status()
+        .unwrap();
+    assert!(lifted.success(), "prlimit: {lifted}");
+    let applied = ok(&table, deposit("bob", 7)).await;
+    println!("ack-after {}", applied.seq);
+    assert_eq!(table.balance("bob").await.unwrap(), 7);
     tokio::time::sleep(Duration::from_millis(100)).await;
     while let Ok(published) = feed.try_recv() {
         println!("published {}", published.seq);
@@ -156,18 +178,19 @@ async fn journal_failure_child() {
 }
 
 #[tokio::test]
-async fn a_failed_journal_stops_the_table_and_a_restart_recovers_what_was_acknowledged() {
+async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_written() {
     if std::env::var_os(CHILD_DIR).is_some() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     // SIGXFSZ ignored (ignored signals stay ignored across exec): the write fails with
-    // EFBIG instead of killing the process. 16 blocks of 512 bytes.
+    // EFBIG instead of killing the process. 16 blocks of 512 bytes, a soft limit the
+    // child lifts itself.
     let output = Process::new("sh")
         .args([
             "-c",
-            r#"trap "" XFSZ; ulimit -f 16 && exec "$0" "$@""#,
+            r#"trap "" XFSZ; ulimit -S -f 16 && exec "$0" "$@""#,
             exe.to_str().unwrap(),
             "journal_failure_child",
             "--exact",
@@ -188,19 +211,36 @@ async fn a_failed_journal_stops_the_table_and_a_restart_recovers_what_was_acknow
     let mut acked: Vec<(u64, i64)> = Vec::new();
     let mut published = Vec::new();
     let mut refused = 0;
+    let mut reads = 0;
+    let mut after = Vec::new();
+    let number = |w: &str| w.parse::<u64>().unwrap();
     for line in stdout.lines() {
         let words: Vec<&str> = line.split(' ').collect();
+        // Each read after the failure shows exactly what was acknowledged before it.
+        let last_acked = acked.iter().map(|&(seq, _)| seq).max().unwrap_or(0);
+        let acked_total: i64 = acked.iter().map(|&(_, amount)| amount).sum();
         match words.as_slice() {
             ["ack", seq, amount] => acked.push((seq.parse().unwrap(), amount.parse().unwrap())),
-            ["published", seq] => published.push(seq.parse::<u64>().unwrap()),
+            ["published", seq] => published.push(number(seq)),
+            ["snapshot", seq] => {
+                assert_eq!(number(seq), last_acked, "{line}");
+                reads += 1;
+            }
+            ["balance", amount] => assert_eq!(amount.parse::<i64>().unwrap(), acked_total),
+            ["ack-after", seq] => after.push(number(seq)),
             ["refused", ..] => {
-                assert!(line.contains("journal failed"), "{line}");
+                // What a croupier reads: the cause, and that nothing changed.
+                assert!(
+                    line.contains("journal write failed: File too large")
+                        && line.contains("the command was not applied and nothing changed"),
+                    "{line}"
+                );
                 refused += 1;
             }
             _ => {}
         }
     }
-    assert_eq!(refused, 6);
+    assert_eq!(refused, 2);
     assert!(
         acked.len() > 2,
         "too few records before the failure: {stdout}"
@@ -208,26 +248,32 @@ async fn a_failed_journal_stops_the_table_and_a_restart_recovers_what_was_acknow
     acked.sort_unstable();
     let acked_seqs: Vec<u64> = acked.iter().map(|&(seq, _)| seq).collect();
     // Acknowledged records are the journal's records 2, 3, … without a gap (record 1 is
-    // the config), and exactly they were published: nothing after the failure.
+    // the config), and exactly they were published, then the one applied once the journal
+    // could be written again, numbered right after them: nothing refused was published.
     assert_eq!(acked_seqs, (2..2 + acked.len() as u64).collect::<Vec<_>>());
-    assert_eq!(published, acked_seqs);
+    let last = *acked_seqs.last().unwrap();
+    let total: i64 = acked.iter().map(|&(_, amount)| amount).sum();
+    assert!(reads >= 2, "{stdout}");
+    assert_eq!(after, [last + 1]);
+    let mut expected_published = acked_seqs.clone();
+    expected_published.push(last + 1);
+    assert_eq!(published, expected_published);
     eprintln!("journal failed after {} acknowledged deposits", acked.len());
 
-    // The restart (no file-size limit here) has exactly the acknowledged deposits.
+    // A restart has exactly the acknowledged deposits, nothing of the refused ones.
     let sink = Arc::new(MemorySink::new());
     let (table, task) = start(dir.path(), sink).await;
-    let last = *acked_seqs.last().unwrap();
-    assert_eq!(table.snapshot().await.unwrap().seq, last);
-    let total: i64 = acked.iter().map(|&(_, amount)| amount).sum();
+    assert_eq!(table.snapshot().await.unwrap().seq, last + 1);
     assert_eq!(table.balance("alice").await.unwrap(), total);
+    assert_eq!(table.balance("bob").await.unwrap(), 7);
     let books = table.books().await.unwrap();
-    assert_eq!(books.deposits, total);
+    assert_eq!(books.deposits, total + 7);
     assert_eq!(books.check, Ok(()));
-    // And it takes commands again, numbered after the last acknowledged one.
+    // And it takes commands, numbered after the last acknowledged one.
     let next = ok(&table, deposit("bob", 1)).await;
-    assert_eq!(next.seq, last + 1);
+    assert_eq!(next.seq, last + 2);
     task.shutdown().await;
     let (_, records) = Journal::open(dir.path().join("T01.journal")).unwrap();
     let keys: BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
-    assert_eq!(keys.len() as u64, last + 1);
+    assert_eq!(keys.len() as u64, last + 2);
 }

@@ -16,9 +16,11 @@ pub enum ActorError {
     /// sense): the command was refused and an alert raised; nothing was paid.
     #[error("the rules authority disagrees with the table: {0}; nothing was changed")]
     RulesDisagree(String),
-    /// The journal could not make a record durable: the table stops accepting commands
-    /// until it is restarted from its journal.
-    #[error("journal failed, the table accepts no more commands until restarted: {0}")]
+    /// The journal could not make the command's record durable (e.g. `write failed: No
+    /// space left on device (os error 28)`): it was not applied and nothing changed. The
+    /// table reopens its journal before the next request; send it again (same command id)
+    /// once the journal can be written.
+    #[error("journal {0}; the command was not applied and nothing changed")]
     JournalFailed(String),
     /// The actor has stopped (shut down, or the task ended).
     #[error("the table actor has stopped")]

@@ -14,9 +14,12 @@
 //!    publishes the events ([`Published`]) and hands finished rounds to the outbox strictly
 //!    in journal order, each only once its record is durable (group commit).
 //!
-//! If the journal fails, the actor refuses everything from then on
-//! ([`ActorError::JournalFailed`]) and publishes nothing more; its in-memory state, ahead
-//! of the journal, is discarded by the restart that must follow.
+//! If the journal fails (a full disk, say), the command is refused
+//! ([`ActorError::JournalFailed`], naming the cause) with every command queued behind it,
+//! and nothing of them is published. Before the next request the actor closes the
+//! journal, opens it again and rebuilds the table from what is on disk, dropping the
+//! in-memory state that had run ahead of it: the table is exactly as it was before the
+//! failed command, and takes commands again as soon as the journal can be written.
 //!
 //! The journal's first record is the configuration ([`JournaledConfig`]): a new journal
 //! gets it before any command, and a start whose configuration differs from it is
@@ -47,6 +50,7 @@
 mod autopilot;
 mod clock;
 mod error;
+mod failure;
 mod journaled_config;
 mod outbox;
 mod recent;

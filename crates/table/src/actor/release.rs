@@ -6,10 +6,11 @@
 //! no record (queries, retried requests) are released in the same order, so nobody ever
 //! sees a state that a crash could still take back.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use tokio::sync::{broadcast, mpsc};
 
+use super::failure::Failure;
 use super::outbox::SealedRound;
 use super::{ActorError, Applied, Published, Reply};
 use crate::journal::PendingCommit;
@@ -47,13 +48,13 @@ pub(crate) async fn run(
     mut queue: mpsc::Receiver<Release>,
     published: broadcast::Sender<Arc<Published>>,
     outbox: mpsc::UnboundedSender<SealedRound>,
-    failed: Arc<OnceLock<String>>,
+    failed: Arc<Failure>,
     metrics: TableMetrics,
 ) {
     while let Some(item) = queue.recv().await {
         match item {
             Release::Answer(answer) => answer(match failed.get() {
-                Some(reason) => Err(reason.clone()),
+                Some(reason) => Err(reason),
                 None => Ok(()),
             }),
             Release::Record(record) => {
@@ -64,14 +65,17 @@ pub(crate) async fn run(
                     sealed,
                     reply,
                 } = *record;
+                // Once a record failed, the ones queued after it are refused too (the failed
+                // journal writes none of them): the actor rebuilds the table from what is on
+                // disk before it takes anything else.
                 let durable = match failed.get() {
-                    Some(reason) => Err(reason.clone()),
+                    Some(reason) => Err(reason),
                     None => match pending.durable().await {
                         Ok(got) if got == seq => Ok(()),
-                        Ok(got) => Err(format!(
-                            "the journal numbered a record {got}, the actor expected {seq}"
-                        )),
-                        Err(e) => Err(e.to_string()),
+                        Ok(got) => {
+                            Err(format!("numbered a record {got}, the actor expected {seq}"))
+                        }
+                        Err(e) => Err(e.reason()),
                     },
                 };
                 match durable {
@@ -96,10 +100,10 @@ pub(crate) async fn run(
                         }
                     }
                     Err(reason) => {
-                        if failed.set(reason.clone()).is_ok() {
-                            tracing::error!(seq, %reason, "journal failed: the table stops accepting commands");
+                        if failed.set(reason.clone()) {
+                            tracing::error!(seq, %reason, "journal failed: commands are refused until it is reopened");
                         }
-                        let reason = failed.get().cloned().unwrap_or(reason);
+                        let reason = failed.get().unwrap_or(reason);
                         if let Some(reply) = reply {
                             let _ = reply.send(Err(ActorError::JournalFailed(reason)));
                         }

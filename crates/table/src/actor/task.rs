@@ -1,7 +1,7 @@
 //! The actor task itself: start-up (replay), and the loop that owns the table.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use banco_rules::shoe::{Shoe, ShoeState};
@@ -9,6 +9,7 @@ use banco_rules::{Bet, Card};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::autopilot::{AUTO, ShuffledOrder, os_seed};
+use super::failure::Failure;
 use super::journaled_config::JournaledConfig;
 use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
@@ -20,7 +21,7 @@ use super::{
 };
 use crate::command::{CardSource, Command};
 use crate::event::Event;
-use crate::journal::{CommitHandle, GroupCommitter, Journal};
+use crate::journal::{GroupCommitter, Journal, StatsReader};
 use crate::phase::Phase;
 use crate::policy::Pacing;
 use crate::refusal::Refusal;
@@ -154,6 +155,31 @@ fn journaled_config(config: &ActorConfig) -> JournaledConfig {
     }
 }
 
+/// Closes a failed journal's committer, opens the file again and replays it (blocking).
+fn reopen(
+    old: Option<GroupCommitter>,
+    config: &ActorConfig,
+    stats: &StatsReader,
+) -> Result<(GroupCommitter, Replayed), String> {
+    if let Some(old) = old
+        && let Err(e) = old.shutdown()
+    {
+        tracing::warn!(error = %e, "closing the failed journal");
+    }
+    let watermark = Watermark::read(&config.outbox_watermark)?;
+    let (journal, records) =
+        Journal::open(&config.journal).map_err(|e| format!("cannot be reopened: {e}"))?;
+    let replayed = replay(config, records, &watermark).map_err(|e| e.to_string())?;
+    let committer = GroupCommitter::spawn_counting(
+        journal,
+        config.commit,
+        stats,
+        Some(config.metrics.journal()),
+    )
+    .map_err(|e| format!("cannot be restarted: {e}"))?;
+    Ok((committer, replayed))
+}
+
 pub(super) async fn spawn(
     config: ActorConfig,
     rules: Arc<dyn Rules>,
@@ -189,9 +215,13 @@ pub(super) async fn spawn(
         undelivered = replayed.undelivered.len(),
         "table replayed from its journal"
     );
-    let committer =
-        GroupCommitter::spawn_with_metrics(journal, config.commit, Some(config.metrics.journal()))
-            .map_err(|e| ActorError::Startup(format!("cannot start the journal: {e}")))?;
+    let committer = GroupCommitter::spawn_counting(
+        journal,
+        config.commit,
+        &StatsReader::default(),
+        Some(config.metrics.journal()),
+    )
+    .map_err(|e| ActorError::Startup(format!("cannot start the journal: {e}")))?;
 
     let queue = config.queue.max(1);
     let (requests, inbox) = mpsc::channel(queue);
@@ -199,7 +229,7 @@ pub(super) async fn spawn(
     let (to_release, release_queue) = mpsc::channel(queue.max(1024));
     let (to_outbox, outbox_queue) = mpsc::unbounded_channel();
     let (stop, stopped) = oneshot::channel();
-    let failed = Arc::new(OnceLock::new());
+    let failed = Arc::new(Failure::default());
 
     let outbox = tokio::spawn(outbox::deliver(
         sink,
@@ -221,11 +251,14 @@ pub(super) async fn spawn(
         published,
         stats: committer.stats_reader(),
     };
+    let metrics = config.metrics.clone();
     let actor = Actor {
+        stats: committer.stats_reader(),
+        journal: Some(committer),
+        config,
         table: replayed.table,
         rules,
         clock,
-        commit: committer.handle(),
         next_seq: replayed.last_seq + 1,
         chain: replayed.chain,
         recent: replayed.recent,
@@ -234,9 +267,9 @@ pub(super) async fn spawn(
         idle_deadline: None,
         order: replayed.order,
         stalled: false,
-        metrics: config.metrics.clone(),
+        metrics,
     };
-    let actor = tokio::spawn(actor.run(inbox, stopped, committer));
+    let actor = tokio::spawn(actor.run(inbox, stopped));
     Ok((
         handle,
         ActorTask {
@@ -249,17 +282,22 @@ pub(super) async fn spawn(
 }
 
 struct Actor {
+    /// What the table was started with: a journal that failed is reopened from it.
+    config: ActorConfig,
     table: Table,
     rules: Arc<dyn Rules>,
     clock: Clock,
-    commit: CommitHandle,
+    /// `None` only between closing a failed journal and reopening it.
+    journal: Option<GroupCommitter>,
+    /// The commit counters, carried on by a reopened journal.
+    stats: StatsReader,
     /// The seq the journal will give the next record (records are queued in order from
     /// this task only, and the journal numbers them without gaps).
     next_seq: u64,
     chain: Chain,
     recent: RecentCommands,
     release: mpsc::Sender<Release>,
-    failed: Arc<OnceLock<String>>,
+    failed: Arc<Failure>,
     /// A deadline whose `Tick` changed nothing (an automated draw time): not re-armed.
     idle_deadline: Option<u64>,
     /// The order of the shoe in play on a table the actor deals itself (`None` on live
@@ -272,12 +310,7 @@ struct Actor {
 }
 
 impl Actor {
-    async fn run(
-        mut self,
-        mut inbox: mpsc::Receiver<Request>,
-        stopped: oneshot::Receiver<()>,
-        committer: GroupCommitter,
-    ) {
+    async fn run(mut self, mut inbox: mpsc::Receiver<Request>, stopped: oneshot::Receiver<()>) {
         let mut stopped = stopped;
         let mut watch_stop = true;
         // A restart continues the round where the journal stopped.
@@ -288,7 +321,9 @@ impl Actor {
             let sleep = deadline.map_or(MAX_TICK_SLEEP, |d| {
                 Duration::from_millis(d.saturating_sub(self.clock.now_ms())).min(MAX_TICK_SLEEP)
             });
-            let wake = deadline.is_some() || self.stalled;
+            // A failed journal is reopened at the next request, or within a second on a
+            // table that plays by itself.
+            let wake = deadline.is_some() || self.stalled || self.failed.is_set();
             tokio::select! {
                 biased;
                 stop = &mut stopped, if watch_stop => match stop {
@@ -298,6 +333,7 @@ impl Actor {
                 },
                 request = inbox.recv() => match request {
                     Some(request) => {
+                        self.recover_if_failed().await;
                         self.handle(request).await;
                         self.tick_if_due().await;
                         self.drive().await;
@@ -305,6 +341,7 @@ impl Actor {
                     None => break,
                 },
                 () = tokio::time::sleep(sleep), if wake => {
+                    self.recover_if_failed().await;
                     self.tick_if_due().await;
                     self.drive().await;
                 }
@@ -312,10 +349,12 @@ impl Actor {
         }
         // Let the release task drain, then close the journal once its queue is written.
         let Actor {
-            commit, release, ..
+            journal, release, ..
         } = self;
-        drop(commit);
         drop(release);
+        let Some(committer) = journal else {
+            return;
+        };
         match tokio::task::spawn_blocking(move || committer.shutdown()).await {
             Ok(Ok(_journal)) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "journal shutdown"),
@@ -324,7 +363,7 @@ impl Actor {
     }
 
     fn deadline(&self) -> Option<u64> {
-        if self.failed.get().is_some() {
+        if self.failed.is_set() {
             return None;
         }
         self.table
@@ -431,6 +470,63 @@ impl Actor {
         }
     }
 
+    /// After a journal failure: once every reply queued before has gone out, closes the
+    /// journal, opens it again (which re-reads and checks the file and cuts a torn tail)
+    /// and rebuilds the table from it, dropping whatever was applied in memory but never
+    /// made durable. The table then takes commands again; on a disk still full the next
+    /// one fails the same way and changes nothing. If the journal cannot be reopened, the
+    /// failure stays (with that reason) and the next request tries again.
+    async fn recover_if_failed(&mut self) {
+        if !self.failed.is_set() {
+            return;
+        }
+        let (drained, replies_out) = oneshot::channel();
+        let barrier: Answer = Box::new(move |_| {
+            let _ = drained.send(());
+        });
+        if self.release.send(Release::Answer(barrier)).await.is_err() {
+            return;
+        }
+        let _ = replies_out.await;
+        let config = self.config.clone();
+        let stats = self.stats.clone();
+        let old = self.journal.take();
+        let reopened = tokio::task::spawn_blocking(move || reopen(old, &config, &stats))
+            .await
+            .unwrap_or_else(|e| Err(format!("not reopened: {e}")));
+        match reopened {
+            Ok((committer, replayed)) => {
+                tracing::warn!(
+                    table = %self.config.table.table_id,
+                    records = replayed.last_seq,
+                    "journal reopened after a failure: the table goes on from its last durable record"
+                );
+                // Every durable round already went to the outbox task when it was released.
+                let Replayed {
+                    table,
+                    last_seq,
+                    chain,
+                    recent,
+                    order,
+                    ..
+                } = replayed;
+                self.table = table;
+                self.next_seq = last_seq + 1;
+                self.chain = chain;
+                self.recent = recent;
+                self.order = order;
+                self.idle_deadline = None;
+                self.stalled = false;
+                self.journal = Some(committer);
+                self.failed.clear();
+            }
+            Err(reason) => {
+                tracing::error!(%reason, "the failed journal cannot be reopened yet");
+                self.failed.replace(reason);
+            }
+        }
+    }
+
     async fn tick_if_due(&mut self) {
         let Some(deadline) = self.deadline() else {
             return;
@@ -459,7 +555,7 @@ impl Actor {
         reply: Reply<Applied>,
     ) {
         if let Some(reason) = self.failed.get() {
-            let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
+            let _ = reply.send(Err(ActorError::JournalFailed(reason)));
             return;
         }
         command.stamp(self.clock.now_ms());
@@ -573,7 +669,7 @@ impl Actor {
             return;
         }
         self.stalled = false;
-        while self.failed.get().is_none() {
+        while !self.failed.is_set() {
             let Some(command) = self.next_auto_command() else {
                 return;
             };
@@ -668,10 +764,11 @@ impl Actor {
         shuffle_seed: Option<u64>,
     ) {
         let fail = |this: &Self, reason: String, reply: Option<Reply<Applied>>| {
-            let _ = this.failed.set(reason.clone());
-            tracing::error!(%reason, "journal failed: the table stops accepting commands");
+            if this.failed.set(reason.clone()) {
+                tracing::error!(%reason, "journal failed: commands are refused until it is reopened");
+            }
             if let Some(reply) = reply {
-                let reason = this.failed.get().cloned().unwrap_or(reason);
+                let reason = this.failed.get().unwrap_or(reason);
                 let _ = reply.send(Err(ActorError::JournalFailed(reason)));
             }
         };
@@ -680,7 +777,13 @@ impl Actor {
             if let Event::RoundFinished(round) = event {
                 match self.chain.seal(round.as_ref().clone()) {
                     Ok(s) => sealed.push(s),
-                    Err(e) => return fail(self, format!("cannot seal the round: {e}"), reply),
+                    Err(e) => {
+                        return fail(
+                            self,
+                            format!("not written: cannot seal the round: {e}"),
+                            reply,
+                        );
+                    }
                 }
             }
         }
@@ -694,14 +797,17 @@ impl Actor {
             Err(e) => {
                 return fail(
                     self,
-                    format!("cannot encode {:?}: {e}", entry.command),
+                    format!("not written: cannot encode {:?}: {e}", entry.command),
                     reply,
                 );
             }
         };
-        let pending = match self.commit.enqueue(payload).await {
+        let Some(committer) = &self.journal else {
+            return fail(self, "not reopened yet after a failure".to_owned(), reply);
+        };
+        let pending = match committer.enqueue(payload).await {
             Ok(pending) => pending,
-            Err(e) => return fail(self, e.to_string(), reply),
+            Err(e) => return fail(self, e.reason(), reply),
         };
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -726,7 +832,11 @@ impl Actor {
                 Release::Record(record) => record.reply,
                 Release::Answer(_) => None,
             };
-            fail(self, "the release task has stopped".to_owned(), reply);
+            fail(
+                self,
+                "not answered: the release task has stopped".to_owned(),
+                reply,
+            );
         }
     }
 

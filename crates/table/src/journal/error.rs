@@ -143,3 +143,15 @@ pub enum JournalError {
         path: PathBuf,
     },
 }
+
+impl JournalError {
+    /// What went wrong, without the file's name (for a croupier's screen; the log names
+    /// the file): `write failed: No space left on device (os error 28)`.
+    pub fn reason(&self) -> String {
+        match self {
+            JournalError::Io { op, source, .. } => format!("{op} failed: {source}"),
+            JournalError::Failed { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        }
+    }
+}

@@ -143,7 +143,7 @@ impl PendingCommit {
 }
 
 /// Reads a [`GroupCommitter`]'s counters from anywhere, also after it moved.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StatsReader(Arc<SharedStats>);
 
 impl StatsReader {
@@ -173,18 +173,21 @@ pub struct GroupCommitter {
 impl GroupCommitter {
     /// Moves `journal` onto a new thread named `journal-commit`.
     pub fn spawn(journal: Journal, config: GroupCommitConfig) -> Result<Self, JournalError> {
-        GroupCommitter::spawn_with_metrics(journal, config, None)
+        GroupCommitter::spawn_counting(journal, config, &StatsReader::default(), None)
     }
 
-    /// [`GroupCommitter::spawn`], counting every commit into `metrics`.
-    pub fn spawn_with_metrics(
+    /// [`GroupCommitter::spawn`], adding to the counters `stats` reads (those of an earlier
+    /// committer of the same journal, which a reopened journal carries on), and counting
+    /// every commit into `metrics`.
+    pub fn spawn_counting(
         journal: Journal,
         config: GroupCommitConfig,
+        stats: &StatsReader,
         metrics: Option<JournalMetrics>,
     ) -> Result<Self, JournalError> {
         let path = Arc::new(journal.path().to_path_buf());
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
-        let stats = Arc::new(SharedStats::default());
+        let stats = Arc::clone(&stats.0);
         let thread_stats = Arc::clone(&stats);
         let thread = std::thread::Builder::new()
             .name("journal-commit".to_owned())
@@ -209,6 +212,11 @@ impl GroupCommitter {
     /// Queues `payload` and waits until it is durable; returns its sequence number.
     pub async fn append(&self, payload: Vec<u8>) -> Result<u64, JournalError> {
         self.handle.append(payload).await
+    }
+
+    /// Queues `payload`; see [`CommitHandle::enqueue`].
+    pub async fn enqueue(&self, payload: Vec<u8>) -> Result<PendingCommit, JournalError> {
+        self.handle.enqueue(payload).await
     }
 
     /// Counters so far.
@@ -285,7 +293,7 @@ fn run(
             }
             Err(err) => {
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
-                let reason = err.to_string();
+                let reason = err.reason();
                 for request in batch.drain(..) {
                     let _ = request.reply.send(Err(JournalError::Failed {
                         path: journal.path().to_path_buf(),
