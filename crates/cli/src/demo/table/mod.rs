@@ -45,8 +45,8 @@ pub(crate) struct TableDemoArgs {
     /// (exit status 1 if the archive does not verify).
     #[arg(long)]
     headless: bool,
-    /// Rounds the headless croupier plays.
-    #[arg(long, default_value_t = 10)]
+    /// Rounds the headless croupier plays (with the console, the croupier decides).
+    #[arg(long, default_value_t = 10, requires = "headless")]
     rounds: u64,
     /// Simulated players.
     #[arg(long, default_value_t = 20)]
@@ -503,4 +503,29 @@ fn how_to_audit(data: &DemoData) -> String {
          banco audit --token-file {dir}/tokens/auditor.token verify\n  \
          banco audit --token-file {dir}/tokens/auditor.token export | banco rules judge\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::Parser;
+
+    use super::TableDemoArgs;
+
+    #[derive(Debug, Parser)]
+    struct Demo {
+        #[command(flatten)]
+        args: TableDemoArgs,
+    }
+
+    #[test]
+    fn rounds_is_refused_without_headless_and_taken_with_it() {
+        let err = Demo::try_parse_from(["demo", "--rounds", "5"]).unwrap_err();
+        assert!(err.to_string().contains("--headless"), "{err}");
+        let demo = Demo::try_parse_from(["demo", "--headless", "--rounds", "5"]).unwrap();
+        assert_eq!(demo.args.rounds, 5);
+        // The default alone does not ask for --headless.
+        assert!(Demo::try_parse_from(["demo"]).is_ok());
+    }
 }
