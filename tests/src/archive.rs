@@ -81,7 +81,9 @@ fn psql(url: &str, sql: &str) -> Result<(), String> {
 /// Runs `sql` on the SQLite file with the `sqlite3` tool (with the archive stopped);
 /// its stdout.
 pub fn sqlite3(db: &Path, sql: &str) -> String {
+    // Waits up to 10 s for a lock: a just-stopped archive's file may still be closing.
     let out = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 10000"])
         .arg(db)
         .arg(sql)
         .output()

@@ -426,7 +426,11 @@ async fn verify_finds_an_edit_and_a_deletion(db: TestDb) {
     // Edit a stored column, then delete a round, with the database's own tool.
     let exec = |sql: &str| {
         if let Some(path) = db.sqlite_path() {
+            // The file can still be locked for a moment after the pool is closed (CI
+            // once failed here with "database is locked"): wait for the lock, as a
+            // person at the tool would, instead of failing at once.
             let out = std::process::Command::new("sqlite3")
+                .args(["-cmd", ".timeout 10000"])
                 .arg(&path)
                 .arg(sql)
                 .output()
