@@ -24,7 +24,7 @@ use banco_wire::pb;
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use queue::{Next, Queue, install_relay};
+pub(crate) use queue::{Connection, Next, Queue, install_relay};
 pub(crate) use ring::through;
 pub(crate) use translate::winners;
 
@@ -113,6 +113,8 @@ pub(crate) enum Command {
         from: From,
         /// The connection thread the subscriber is served on, if any.
         relay: Option<queue::Relay>,
+        /// The connection it is served on.
+        connection: Connection,
         reply: oneshot::Sender<Result<Attached, AttachError>>,
     },
     Detach {
@@ -182,6 +184,7 @@ impl Hub {
         &self,
         player: &str,
         from: From,
+        connection: Connection,
     ) -> Option<Result<Attached, AttachError>> {
         let (reply, answer) = oneshot::channel();
         self.commands
@@ -189,6 +192,7 @@ impl Hub {
                 player: Arc::from(player),
                 from,
                 relay: queue::current_relay(),
+                connection,
                 reply,
             })
             .ok()?;
@@ -214,22 +218,19 @@ impl Hub {
     }
 }
 
-/// Encodes `event` as a `TableEvent` numbered `seq`.
+/// Encodes `event` as a `TableEvent` numbered `seq`, framed as a gRPC message: sent as
+/// it is to every subscriber.
 pub(crate) fn encode(
     seq: u64,
     table_id: &str,
     round_id: &str,
     event: pb::table_event::Event,
 ) -> Bytes {
-    use prost::Message as _;
-    Bytes::from(
-        pb::TableEvent {
-            seq,
-            server_time: Some(crate::wire::now()),
-            table_id: table_id.to_owned(),
-            round_id: round_id.to_owned(),
-            event: Some(event),
-        }
-        .encode_to_vec(),
-    )
+    crate::subscribe::frame(&pb::TableEvent {
+        seq,
+        server_time: Some(crate::wire::now()),
+        table_id: table_id.to_owned(),
+        round_id: round_id.to_owned(),
+        event: Some(event),
+    })
 }

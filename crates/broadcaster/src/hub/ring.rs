@@ -36,7 +36,7 @@ pub(crate) struct Encoded {
     pub(crate) seq: u64,
     /// `None`: public; `Some(player)`: that player's only.
     pub(crate) to: Option<Arc<str>>,
-    /// A whole `banco.v1.TableEvent` in protobuf.
+    /// A whole `banco.v1.TableEvent` in protobuf, framed as a gRPC message.
     pub(crate) bytes: Bytes,
 }
 

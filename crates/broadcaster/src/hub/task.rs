@@ -3,7 +3,6 @@
 use crate::metrics::HubMetrics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::Waker;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::Scoreboard;
@@ -15,7 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::queue::{Queue, Relay};
+use super::queue::{Connection, Queue, Relay, Wakeups};
 use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, Ring, through, wire_seq};
 use super::translate::{Outgoing, translate};
 use super::{
@@ -30,6 +29,7 @@ struct Subscriber {
     after: u64,
     queue: Arc<Queue>,
     relay: Option<Relay>,
+    connection: Connection,
 }
 
 /// A pending LastBets warning.
@@ -273,9 +273,10 @@ impl HubTask {
                 player,
                 from,
                 relay,
+                connection,
                 reply,
             } => {
-                let _ = reply.send(self.attach(player, from, relay));
+                let _ = reply.send(self.attach(player, from, relay, connection));
             }
             Command::Detach { id } => self.remove(id),
             Command::Inject {
@@ -305,6 +306,7 @@ impl HubTask {
         player: Arc<str>,
         from: From,
         relay: Option<Relay>,
+        connection: Connection,
     ) -> Result<Attached, AttachError> {
         let after = match from {
             From::Snapshot(seq) | From::Resume(seq) => seq,
@@ -341,6 +343,7 @@ impl HubTask {
                 after,
                 queue: Arc::clone(&queue),
                 relay,
+                connection,
             },
         );
         self.count_players();
@@ -480,39 +483,14 @@ fn deliver(
     if event.seq <= sub.after {
         return 0;
     }
-    let Ok(waiting) = sub.queue.push(Arc::clone(event)) else {
+    let Ok(queued) = sub.queue.push(Arc::clone(event)) else {
         full.push(id);
         return 0;
     };
-    if let Some(waker) = sub.queue.take_waker() {
-        wake.add(sub.relay.as_ref(), waker);
+    if let Some(waker) = queued.waker {
+        wake.add(sub.relay.as_ref(), sub.connection, waker);
     }
-    waiting
-}
-
-/// The wakers of one event's subscribers, by the connection thread that serves them.
-#[derive(Default)]
-struct Wakeups {
-    by_relay: Vec<(Relay, Vec<Waker>)>,
-}
-
-impl Wakeups {
-    fn add(&mut self, relay: Option<&Relay>, waker: Waker) {
-        let Some(relay) = relay else {
-            waker.wake();
-            return;
-        };
-        match self.by_relay.iter_mut().find(|(r, _)| r.same(relay)) {
-            Some((_, wakers)) => wakers.push(waker),
-            None => self.by_relay.push((relay.clone(), vec![waker])),
-        }
-    }
-
-    fn send(self) {
-        for (relay, wakers) in self.by_relay {
-            relay.wake(wakers);
-        }
-    }
+    queued.waiting
 }
 
 async fn sleep_until(at: Option<Instant>) {

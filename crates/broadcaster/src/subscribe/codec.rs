@@ -1,5 +1,5 @@
-//! The codec of the Subscribe and WatchVideo routes: events and video units leave as the
-//! bytes encoded once for every subscriber; only the request is decoded.
+//! The codec of the WatchVideo route: video units leave as the bytes encoded once for
+//! every viewer; only the request is decoded.
 
 use std::marker::PhantomData;
 
@@ -9,13 +9,10 @@ use tonic::Status;
 use tonic::codec::{BufferSettings, Codec, EncodeBuf, Encoder};
 use tonic_prost::ProstDecoder;
 
-/// Bytes a subscriber's encode buffer starts with (it grows for a large snapshot).
-const EVENT_BUFFER: usize = 512;
-
 /// A viewer's encode buffer: most video units fit without growing it.
 const VIDEO_BUFFER: usize = 64 * 1024;
 
-/// Queued events are sent together up to this many bytes (tonic's default).
+/// Queued units are sent together up to this many bytes (tonic's default).
 const YIELD_THRESHOLD: usize = 32 * 1024;
 
 /// Writes pre-encoded messages as they are; decodes requests of type `D`.
@@ -23,14 +20,6 @@ const YIELD_THRESHOLD: usize = 32 * 1024;
 pub(crate) struct PreEncodedCodec<D> {
     buffer: usize,
     request: PhantomData<fn() -> D>,
-}
-
-/// Subscribe: pre-encoded `TableEvent`s.
-pub(crate) fn events_codec() -> PreEncodedCodec<pb::SubscribeRequest> {
-    PreEncodedCodec {
-        buffer: EVENT_BUFFER,
-        request: PhantomData,
-    }
 }
 
 /// WatchVideo: pre-encoded `VideoAccessUnit`s.
@@ -73,8 +62,7 @@ impl Encoder for PreEncoded {
         Ok(())
     }
 
-    /// Events are tens of bytes: tonic's default 8 KiB buffer per stream was most of a
-    /// subscriber's memory (measured 9.5 KB each at 10,000 subscribers).
+    /// Most video units fit in the buffer without its growing.
     fn buffer_settings(&self) -> BufferSettings {
         BufferSettings::new(self.buffer, YIELD_THRESHOLD)
     }

@@ -9,6 +9,7 @@
 //! stream stands at, so a client that remembers the last seq it saw never loses or repeats
 //! an event.
 
+mod body;
 mod codec;
 mod routes;
 
@@ -25,6 +26,7 @@ use bytes::Bytes;
 use futures::Stream;
 use tonic::Status;
 
+pub(crate) use body::{GRPC_HEADER, frame};
 pub(crate) use routes::PlayerRoutes;
 
 use crate::hosted::HostedTable;
@@ -32,7 +34,7 @@ use crate::hub::{self, AttachError, Attached, From, Hub, Next};
 use crate::player_service::PlayerServer;
 use crate::wire;
 
-/// A subscriber's stream, as encoded bytes of `TableEvent`s.
+/// A subscriber's stream: `TableEvent`s, each encoded and framed as a gRPC message.
 pub(crate) type EventBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
 
 /// How many times a new subscriber reads the table again when the table moved on faster
@@ -43,19 +45,22 @@ const JOIN_TRIES: usize = 3;
 pub(crate) async fn open(
     server: &PlayerServer,
     player: &str,
+    connection: Option<std::net::SocketAddr>,
     request: pb::SubscribeRequest,
 ) -> Result<EventBytes, Status> {
+    let connection = hub::Connection::of(connection);
     let table = server.table(&request.table_id)?;
     let hub = table.hub()?;
     let resume = request.resume_from_seq;
     let (prefix, position, attached) = if resume == 0 {
-        let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
+        let (snapshot, seq, attached) = fresh(server, &table, hub, player, connection).await?;
         (vec![snapshot_event(hub, seq, snapshot)], seq, attached)
     } else {
-        match hub.attach(player, From::Resume(resume)).await {
+        match hub.attach(player, From::Resume(resume), connection).await {
             Some(Ok(attached)) => (Vec::new(), resume, attached),
             Some(Err(AttachError::Gap { oldest_kept })) => {
-                let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
+                let (snapshot, seq, attached) =
+                    fresh(server, &table, hub, player, connection).await?;
                 let gap = Wire::ResumeGap(pb::ResumeGap {
                     requested_seq: resume,
                     oldest_kept_seq: oldest_kept,
@@ -99,6 +104,7 @@ async fn fresh(
     table: &HostedTable,
     hub: &Hub,
     player: &str,
+    connection: hub::Connection,
 ) -> Result<(Shown, u64, Attached), Status> {
     for _ in 0..JOIN_TRIES {
         let joined = table
@@ -107,7 +113,7 @@ async fn fresh(
             .await
             .map_err(|e| table.actor_error(e))?;
         let seq = hub::through(joined.seq);
-        match hub.attach(player, From::Snapshot(seq)).await {
+        match hub.attach(player, From::Snapshot(seq), connection).await {
             Some(Ok(attached)) => {
                 let shown = Shown {
                     round_id: joined

@@ -1,6 +1,6 @@
 //! PlayerService as served: the generated service for every call but Subscribe and
-//! WatchVideo, which go through a pre-encoded codec so that the bytes encoded once for
-//! every subscriber (the hub's events, the relay's video units) are sent as they are.
+//! WatchVideo, whose bytes encoded once for every subscriber (the hub's framed events,
+//! the relay's video units) are sent as they are.
 
 use std::sync::Arc;
 
@@ -13,8 +13,8 @@ use tonic::server::ServerStreamingService;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
-use super::EventBytes;
-use super::codec::{events_codec, video_codec};
+use super::codec::video_codec;
+use super::{EventBytes, body};
 use crate::limits::{CallClass, PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::routing::{RouteFuture, forward};
@@ -58,14 +58,13 @@ impl PlayerRoutes {
     fn route(&mut self, mut request: http::Request<Body>) -> RouteFuture {
         let max = Some(self.max_request_bytes);
         if request.uri().path() == SUBSCRIBE {
-            let call = SubscribeCall {
-                server: Arc::clone(&self.server),
-                guard: self.guard.clone(),
-            };
+            let server = Arc::clone(&self.server);
+            let guard = self.guard.clone();
+            let max_bytes = self.max_request_bytes;
             Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(events_codec())
-                    .apply_max_message_size_config(max, None);
-                Ok(grpc.server_streaming(call, request).await)
+                Ok(body::response(
+                    subscribe(&server, &guard, max_bytes, request).await,
+                ))
             })
         } else if request.uri().path() == WATCH_VIDEO {
             let call = WatchVideoCall {
@@ -86,25 +85,17 @@ impl PlayerRoutes {
     }
 }
 
-struct SubscribeCall {
-    server: Arc<PlayerServer>,
-    guard: PlayerGuard,
-}
-
-impl ServerStreamingService<pb::SubscribeRequest> for SubscribeCall {
-    type Response = Bytes;
-    type ResponseStream = EventBytes;
-    type Future = BoxFuture<'static, Result<Response<EventBytes>, Status>>;
-
-    fn call(&mut self, request: Request<pb::SubscribeRequest>) -> Self::Future {
-        let server = Arc::clone(&self.server);
-        let caller = self.guard.admit(&request, CallClass::Other);
-        Box::pin(async move {
-            let player = caller?.sub;
-            let stream = super::open(&server, &player, request.into_inner()).await?;
-            Ok(Response::new(stream))
-        })
-    }
+/// Subscribe: the caller admitted, then its stream of already framed events.
+async fn subscribe(
+    server: &PlayerServer,
+    guard: &PlayerGuard,
+    max_bytes: usize,
+    request: http::Request<Body>,
+) -> Result<EventBytes, Status> {
+    let request = body::unary_request::<pb::SubscribeRequest>(request, max_bytes).await?;
+    let player = guard.admit(&request, CallClass::Other)?.sub;
+    let connection = request.remote_addr();
+    super::open(server, &player, connection, request.into_inner()).await
 }
 
 struct WatchVideoCall {
