@@ -5,6 +5,10 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
+
+use rustls_pki_types::pem::PemObject as _;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, Server, ServerTlsConfig};
 
@@ -57,6 +61,8 @@ pub enum TlsError {
 #[derive(Clone)]
 pub struct ServerTls {
     config: ServerTlsConfig,
+    /// The same identity for a server that runs its own HTTP/2 (the broadcaster).
+    rustls: Arc<rustls::ServerConfig>,
     origin: String,
 }
 
@@ -96,6 +102,12 @@ impl ServerTls {
         self.config.clone()
     }
 
+    /// The rustls configuration (ring; TLS 1.2 and 1.3; ALPN `h2` only, as gRPC needs), for
+    /// a server that accepts TLS itself.
+    pub fn rustls_config(&self) -> Arc<rustls::ServerConfig> {
+        Arc::clone(&self.rustls)
+    }
+
     fn checked(
         cert_pem: &[u8],
         key_pem: &[u8],
@@ -126,13 +138,45 @@ impl ServerTls {
                 reason: error_chain(&error),
             });
         }
+        let rustls =
+            rustls_server_config(cert_pem, key_pem).map_err(|reason| TlsError::Rejected {
+                cert: cert_name.clone(),
+                key: key_name.clone(),
+                reason,
+            })?;
         let origin = if cert_name == IN_MEMORY {
             cert_name
         } else {
             format!("{cert_name} + {key_name}")
         };
-        Ok(ServerTls { config, origin })
+        Ok(ServerTls {
+            config,
+            rustls,
+            origin,
+        })
     }
+}
+
+/// The rustls server configuration of a PEM chain and key; why not, as text.
+fn rustls_server_config(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+) -> Result<Arc<rustls::ServerConfig>, String> {
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("the certificate chain: {e}"))?;
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("the private key: {e}"))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .map_err(|e| e.to_string())?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
 }
 
 impl fmt::Debug for ServerTls {

@@ -11,6 +11,9 @@
 //! - **PlayerService** (role `player`): the lobby, subscriptions, bets, seats, history,
 //!   balance, chat and live video. The player is always the token's subject.
 //! - [`serve`]: every service with gRPC health and reflection, plaintext only on loopback.
+//!   The broadcaster speaks HTTP/2 itself: each connection's task writes the Subscribe
+//!   streams of that connection (one wake-up and one write per event for all of them);
+//!   every other call goes through tonic's routes, as hyper would serve it.
 //! - **VideoIngest** (role `service`) and `WatchVideo`: the table camera's H.264 relayed
 //!   to every viewer with a GOP cache and a keyframe-skip drop policy; a clip of every
 //!   round ([`ClipStore`]) uploaded to the archive with the round's record.

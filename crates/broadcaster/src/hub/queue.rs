@@ -177,6 +177,13 @@ fn batches(wakers: Vec<(Connection, Waker)>) -> Vec<Vec<Waker>> {
             batches.push(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
         }
         previous = Some(connection);
+        // A connection's subscribers wait on the connection's own task: wake it once.
+        if batch
+            .last()
+            .is_some_and(|last: &Waker| last.will_wake(&waker))
+        {
+            continue;
+        }
         batch.push(waker);
     }
     if !batch.is_empty() {

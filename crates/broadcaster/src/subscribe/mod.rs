@@ -9,8 +9,8 @@
 //! stream stands at, so a client that remembers the last seq it saw never loses or repeats
 //! an event.
 
-mod body;
 mod codec;
+mod grpc;
 mod routes;
 
 use std::collections::VecDeque;
@@ -26,8 +26,8 @@ use bytes::Bytes;
 use futures::Stream;
 use tonic::Status;
 
-pub(crate) use body::{GRPC_HEADER, frame};
-pub(crate) use routes::PlayerRoutes;
+pub(crate) use grpc::{GRPC_HEADER, frame, trailers};
+pub(crate) use routes::{PlayerRoutes, SubscribeRoute};
 
 use crate::hosted::HostedTable;
 use crate::hub::{self, AttachError, Attached, From, Hub, Next};

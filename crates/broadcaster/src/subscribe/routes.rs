@@ -1,6 +1,8 @@
 //! PlayerService as served: the generated service for every call but Subscribe and
 //! WatchVideo, whose bytes encoded once for every subscriber (the hub's framed events,
-//! the relay's video units) are sent as they are.
+//! the relay's video units) are sent as they are. Subscribe is taken by the connection
+//! before the routes see it ([`SubscribeRoute`]): its streams are written by the
+//! connection's own task.
 
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use super::codec::video_codec;
-use super::{EventBytes, body};
+use super::{EventBytes, grpc};
 use crate::limits::{CallClass, PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::routing::{RouteFuture, forward};
@@ -57,16 +59,7 @@ crate::routing::routed_service!(PlayerRoutes, PlayerServiceServer<PlayerServer>)
 impl PlayerRoutes {
     fn route(&mut self, mut request: http::Request<Body>) -> RouteFuture {
         let max = Some(self.max_request_bytes);
-        if request.uri().path() == SUBSCRIBE {
-            let server = Arc::clone(&self.server);
-            let guard = self.guard.clone();
-            let max_bytes = self.max_request_bytes;
-            Box::pin(async move {
-                Ok(body::response(
-                    subscribe(&server, &guard, max_bytes, request).await,
-                ))
-            })
-        } else if request.uri().path() == WATCH_VIDEO {
+        if request.uri().path() == WATCH_VIDEO {
             let call = WatchVideoCall {
                 server: Arc::clone(&self.server),
                 guard: self.guard.clone(),
@@ -85,17 +78,42 @@ impl PlayerRoutes {
     }
 }
 
-/// Subscribe: the caller admitted, then its stream of already framed events.
-async fn subscribe(
-    server: &PlayerServer,
-    guard: &PlayerGuard,
-    max_bytes: usize,
-    request: http::Request<Body>,
-) -> Result<EventBytes, Status> {
-    let request = body::unary_request::<pb::SubscribeRequest>(request, max_bytes).await?;
-    let player = guard.admit(&request, CallClass::Other)?.sub;
-    let connection = request.remote_addr();
-    super::open(server, &player, connection, request.into_inner()).await
+/// Subscribe, which the connection serves itself (see `serve`): the caller admitted,
+/// then its stream of already framed events.
+#[derive(Clone)]
+pub(crate) struct SubscribeRoute {
+    server: Arc<PlayerServer>,
+    guard: PlayerGuard,
+    /// Largest request decoded.
+    max_request_bytes: usize,
+}
+
+impl SubscribeRoute {
+    pub(crate) fn new(
+        server: Arc<PlayerServer>,
+        guard: PlayerGuard,
+        limits: &RequestLimits,
+    ) -> SubscribeRoute {
+        SubscribeRoute {
+            server,
+            guard,
+            max_request_bytes: limits.max_request_bytes,
+        }
+    }
+
+    /// Whether `request` is a Subscribe call.
+    pub(crate) fn takes<B>(request: &http::Request<B>) -> bool {
+        request.uri().path() == SUBSCRIBE
+    }
+
+    /// The caller's stream of events, or why not.
+    pub(crate) async fn open(&self, request: http::Request<Body>) -> Result<EventBytes, Status> {
+        let request =
+            grpc::unary_request::<pb::SubscribeRequest>(request, self.max_request_bytes).await?;
+        let player = self.guard.admit(&request, CallClass::Other)?.sub;
+        let connection = request.remote_addr();
+        super::open(&self.server, &player, connection, request.into_inner()).await
+    }
 }
 
 struct WatchVideoCall {

@@ -31,8 +31,24 @@ pub(crate) struct Harness {
     pub(crate) channel: Channel,
     pub(crate) issuer: Issuer,
     stop: Option<oneshot::Sender<()>>,
+    /// The server, until it stops.
+    pub(crate) served: Option<tokio::task::JoinHandle<Result<(), banco_broadcaster::ServeError>>>,
     task: Option<ActorTask>,
     _dir: tempfile::TempDir,
+}
+
+/// A server identity for `localhost` and the CA a client trusts it by.
+pub(crate) fn localhost_tls() -> (banco_broadcaster::ServerTls, banco_auth::ClientTls) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let server = banco_broadcaster::ServerTls::from_pem(
+        made.cert.pem().as_bytes(),
+        made.signing_key.serialize_pem().as_bytes(),
+    )
+    .unwrap();
+    let client = banco_auth::ClientTls::from_ca_pem(made.cert.pem().as_bytes())
+        .unwrap()
+        .with_domain("localhost");
+    (server, client)
 }
 
 impl Harness {
@@ -48,6 +64,25 @@ impl Harness {
 
     /// [`Harness::start`] with the fan-out limits and the table's configuration given.
     pub(crate) async fn start_configured(fanout: FanoutLimits, config: TableConfig) -> Harness {
+        Harness::start_full(fanout, config, None).await
+    }
+
+    /// [`Harness::start`], served over TLS with [`localhost_tls`].
+    pub(crate) async fn start_tls() -> Harness {
+        let tls = localhost_tls();
+        Harness::start_full(
+            FanoutLimits::default(),
+            TableConfig::new("T01", Pacing::Live),
+            Some(tls),
+        )
+        .await
+    }
+
+    async fn start_full(
+        fanout: FanoutLimits,
+        config: TableConfig,
+        tls: Option<(banco_broadcaster::ServerTls, banco_auth::ClientTls)>,
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let (handle, task) = spawn(
             ActorConfig::in_dir(config.clone(), dir.path()),
@@ -68,22 +103,28 @@ impl Harness {
         );
         options.welcome_credit = WELCOME;
         options.fanout = fanout;
+        let (server_tls, client_tls) = tls.unzip();
+        options.tls = server_tls;
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(serve(listener, options, async {
+        let served = tokio::spawn(serve(listener, options, async {
             let _ = stopped.await;
         }));
-        let channel = Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let endpoint = match client_tls {
+            None => Endpoint::from_shared(format!("http://{addr}")).unwrap(),
+            Some(tls) => Endpoint::from_shared(format!("https://{addr}"))
+                .unwrap()
+                .tls_config(tls.config())
+                .unwrap(),
+        };
+        let channel = endpoint.connect().await.unwrap();
         Harness {
             addr,
             channel,
             issuer,
             stop: Some(stop),
+            served: Some(served),
             task: Some(task),
             _dir: dir,
         }
@@ -112,10 +153,15 @@ impl Harness {
         PlayerServiceClient::with_interceptor(self.channel.clone(), self.token(name, Role::Player))
     }
 
-    pub(crate) async fn stop(mut self) {
+    /// Tells the server to stop (it returns once its connections have drained).
+    pub(crate) fn stop_serving(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+
+    pub(crate) async fn stop(mut self) {
+        self.stop_serving();
         if let Some(task) = self.task.take() {
             task.shutdown().await;
         }

@@ -1,8 +1,20 @@
 //! Serving TableService, PlayerService and VideoIngest, each behind its role, with gRPC
 //! health and reflection.
+//!
+//! The broadcaster speaks HTTP/2 itself (the `h2` crate, as hyper does underneath tonic)
+//! instead of through tonic's server: a connection's Subscribe streams are then written
+//! by the connection's own task ([`pumps`]), not each by a task, an HTTP body and an
+//! encoder of its own. Every other call goes to tonic's routes as before ([`request`]).
+//! Connections are served on threads of their own ([`threads`]).
+
+mod connection;
+mod pumps;
+mod request;
+mod threads;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use banco_auth::{
     AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
@@ -12,14 +24,14 @@ use banco_wire::pb::player_service_server::PlayerServiceServer;
 use banco_wire::pb::table_service_server::TableServiceServer;
 use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
+use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Server;
 
 use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
 use crate::limits::{PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
-use crate::subscribe::PlayerRoutes;
+use crate::subscribe::{PlayerRoutes, SubscribeRoute};
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
@@ -89,8 +101,20 @@ pub enum ServeError {
     Hub(#[from] crate::hub::HubError),
     #[error("could not start a connection thread: {0}")]
     Runtime(#[source] std::io::Error),
-    #[error("gRPC server: {0}")]
-    Transport(#[from] tonic::transport::Error),
+}
+
+/// How long connections may take to finish their calls once the server stops, before
+/// they are closed.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// What every connection is served with.
+#[derive(Clone)]
+struct Shared {
+    /// Every call but Subscribe.
+    routes: Routes,
+    /// Subscribe, whose streams the connection writes itself.
+    subscribe: SubscribeRoute,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// Serves TableService (role croupier) and PlayerService (role player) with gRPC health
@@ -103,10 +127,10 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Address)?;
     require_tls_unless_loopback(addr, options.tls.is_some())?;
-    let mut builder = Server::builder();
-    if let Some(tls) = &options.tls {
-        builder = builder.tls_config(tls.config())?;
-    }
+    let tls = options
+        .tls
+        .as_ref()
+        .map(|tls| tokio_rustls::TlsAcceptor::from(tls.rustls_config()));
     if options.welcome_credit < 0 {
         return Err(ServeError::WelcomeCredit(options.welcome_credit));
     }
@@ -163,7 +187,10 @@ pub async fn serve(
         tls = options.tls.is_some(),
         "broadcaster serving TableService, PlayerService and VideoIngest"
     );
-    let router = builder
+    let player_guard = PlayerGuard::new(players, &limits);
+    let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
+    let mut routes = Routes::builder();
+    routes
         .add_service(health_service)
         .add_service(reflection)
         .add_service(TableRoutes::new(
@@ -172,16 +199,13 @@ pub async fn serve(
             watchers,
             limits.max_request_bytes,
         ))
-        .add_service(PlayerRoutes::new(
-            player_service,
-            PlayerGuard::new(players, &limits),
-            &limits,
-        ))
+        .add_service(PlayerRoutes::new(player_service, player_guard, &limits))
         .add_service(InterceptedService::new(
             VideoIngestService::new(video_ingest)
                 .max_decoding_message_size(limits.max_video_unit_bytes),
             services,
         ));
+    let routes = routes.routes().prepare();
     // Video and WatchTable streams never end by themselves: end them first, so that
     // connections drain.
     let closing = Arc::clone(&tables);
@@ -191,141 +215,10 @@ pub async fn serve(
             table.shut_down();
         }
     };
-    let threads = options.io_threads.max(1);
-    if threads == 1
-        && tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::CurrentThread
-    {
-        router
-            .serve_with_incoming_shutdown(incoming(listener), shutdown)
-            .await?;
-        return Ok(());
-    }
-    io::serve_on_threads(listener, router, threads, shutdown).await
-}
-
-/// Connections served on threads of their own, one single-threaded runtime each.
-///
-/// Why: on tokio's multi-threaded runtime, a subscriber's HTTP/2 stream that sends an
-/// event wakes its connection's task, which the scheduler runs at once (its "LIFO slot"),
-/// so the connection writes after every stream instead of once for all of them. Measured
-/// with 10,000 subscribers on 100 connections: 442,000 `writev` calls for 80 events, and
-/// most of the broadcaster's time in the kernel. On a single-threaded runtime the woken
-/// streams all run before their connections do, which then write once each (26,500
-/// calls). One such runtime per core keeps both cores at work; each connection stays on
-/// the thread it was given.
-mod io {
-    use std::future::Future;
-    use std::net::TcpStream as StdStream;
-
-    use tokio::net::{TcpListener, TcpStream};
-    use tokio::sync::{mpsc, watch};
-    use tokio_stream::StreamExt as _;
-    use tokio_stream::wrappers::ReceiverStream;
-    use tonic::transport::server::Router;
-
-    use super::ServeError;
-
-    /// Connections waiting for their thread.
-    const HANDOFF: usize = 1024;
-
-    pub(super) async fn serve_on_threads(
-        listener: TcpListener,
-        router: Router,
-        threads: usize,
-        shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), ServeError> {
-        let (stop, stopped) = watch::channel(false);
-        let mut queues = Vec::with_capacity(threads);
-        let mut workers = Vec::with_capacity(threads);
-        for i in 0..threads {
-            let (queue, connections) = mpsc::channel::<StdStream>(HANDOFF);
-            queues.push(queue);
-            let router = router.clone();
-            let mut stopped = stopped.clone();
-            let worker = std::thread::Builder::new()
-                .name(format!("grpc-io-{i}"))
-                .spawn(move || -> Result<(), ServeError> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(ServeError::Runtime)?;
-                    runtime.block_on(async move {
-                        crate::hub::install_relay();
-                        // Registered with this thread's reactor, in this thread.
-                        let incoming = ReceiverStream::new(connections).map(|std| {
-                            let stream = TcpStream::from_std(std)?;
-                            stream.set_nodelay(true)?;
-                            Ok::<_, std::io::Error>(stream)
-                        });
-                        router
-                            .serve_with_incoming_shutdown(incoming, async move {
-                                let _ = stopped.wait_for(|stop| *stop).await;
-                            })
-                            .await
-                            .map_err(ServeError::from)
-                    })
-                })
-                .map_err(ServeError::Runtime)?;
-            workers.push(worker);
-        }
-        tokio::pin!(shutdown);
-        let mut next = 0;
-        loop {
-            tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        let std = match stream.into_std() {
-                            Ok(std) => std,
-                            Err(e) => {
-                                tracing::warn!(error = %e, "could not hand a connection over");
-                                continue;
-                            }
-                        };
-                        // A worker that stopped has failed: its error is returned below.
-                        if queues[next % threads].send(std).await.is_err() {
-                            break;
-                        }
-                        next += 1;
-                    }
-                    Err(e) => {
-                        // Out of file descriptors and the like: keep serving the others.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    }
-                },
-            }
-        }
-        let _ = stop.send(true);
-        drop(queues);
-        let mut result = Ok(());
-        for worker in workers {
-            let joined = tokio::task::spawn_blocking(move || worker.join())
-                .await
-                .map_err(|e| ServeError::Runtime(std::io::Error::other(e.to_string())))?;
-            match joined {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    if result.is_ok() {
-                        result = Err(e);
-                    }
-                }
-                Err(_) => {
-                    if result.is_ok() {
-                        result = Err(ServeError::Runtime(std::io::Error::other(
-                            "a connection thread panicked",
-                        )));
-                    }
-                }
-            }
-        }
-        result
-    }
-}
-
-/// Small replies must leave at once: with Nagle on, each answer waits for the client's
-/// delayed ACK (measured: about 44 ms per card check and per confirm).
-fn incoming(listener: TcpListener) -> tonic::transport::server::TcpIncoming {
-    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
+    let shared = Shared {
+        routes,
+        subscribe,
+        tls,
+    };
+    threads::serve_on_threads(listener, shared, options.io_threads.max(1), shutdown).await
 }
