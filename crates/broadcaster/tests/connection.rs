@@ -192,7 +192,10 @@ async fn stopping_ends_every_stream_with_unavailable_then_the_server_returns() {
         }
     })
     .await;
-    assert!(watched.is_ok(), "WatchTable still open after the server stopped");
+    assert!(
+        watched.is_ok(),
+        "WatchTable still open after the server stopped"
+    );
     // A new call finds no server.
     let again = p.get_balance(pb::GetBalanceRequest {}).await;
     assert!(again.is_err());

@@ -17,7 +17,18 @@ static JSON: AtomicBool = AtomicBool::new(false);
 
 /// Installs the process's subscriber; `RUST_LOG` filters (default `info`).
 pub(crate) fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    init_filtered(format, "info");
+}
+
+/// Benchmarks run the services with the same subscriber as when they serve (without
+/// one, every span of the libraries below falls back to the `log` crate, a cost the
+/// services do not pay), showing warnings only unless `RUST_LOG` says otherwise.
+pub(crate) fn init_for_bench() {
+    init_filtered(LogFormat::Text, "warn");
+}
+
+fn init_filtered(format: LogFormat, default: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -106,6 +106,8 @@ fn main() -> ExitCode {
         && let Some(format) = sub.get_one::<logging::LogFormat>("log_format")
     {
         logging::init(*format);
+    } else if matches.subcommand_name() == Some("bench") {
+        logging::init_for_bench();
     }
     let result = match cli.command {
         Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),

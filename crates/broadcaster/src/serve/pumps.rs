@@ -81,6 +81,7 @@ impl Pumps {
                         send,
                         events,
                         pending: None,
+                        ended: None,
                     });
                 }
                 Err(status) => {
@@ -129,11 +130,16 @@ fn ok_response() -> http::Response<()> {
     response
 }
 
-/// One Subscribe stream: its events, and the one being sent when the window was full.
+/// Bytes of events gathered into one DATA frame (HTTP/2's smallest maximum frame size).
+const GATHER: usize = 16 << 10;
+
+/// One Subscribe stream: its events, and those being sent when the window was full.
 struct Pump {
     send: SendStream<Bytes>,
     events: EventBytes,
     pending: Option<Bytes>,
+    /// How the stream ended, once its events are out.
+    ended: Option<Status>,
 }
 
 enum Pumped {
@@ -172,13 +178,50 @@ impl Pump {
                 sent = true;
                 continue;
             }
-            match self.events.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(bytes))) => self.pending = Some(bytes),
-                Poll::Ready(Some(Err(status))) => return self.end(&status),
-                Poll::Ready(None) => return self.end(&Status::ok("")),
-                Poll::Pending => return waiting(sent),
+            if let Some(status) = self.ended.take() {
+                return self.end(&status);
+            }
+            match self.gather(cx) {
+                Some(bytes) => self.pending = Some(bytes),
+                None if self.ended.is_some() => {}
+                None => return waiting(sent),
             }
         }
+    }
+
+    /// The events ready now, as one buffer (several events that came together, such as
+    /// a result and the roads after it, leave in one DATA frame); `None` if none is.
+    fn gather(&mut self, cx: &mut Context<'_>) -> Option<Bytes> {
+        let mut first: Option<Bytes> = None;
+        let mut more: Option<bytes::BytesMut> = None;
+        loop {
+            let size = more.as_ref().map_or(0, |m| m.len()) + first.as_ref().map_or(0, Bytes::len);
+            if size >= GATHER {
+                break;
+            }
+            match self.events.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(bytes))) => match (&first, &mut more) {
+                    (None, _) => first = Some(bytes),
+                    (Some(head), None) => {
+                        let mut joined = bytes::BytesMut::with_capacity(head.len() + bytes.len());
+                        joined.extend_from_slice(head);
+                        joined.extend_from_slice(&bytes);
+                        more = Some(joined);
+                    }
+                    (Some(_), Some(joined)) => joined.extend_from_slice(&bytes),
+                },
+                Poll::Ready(Some(Err(status))) => {
+                    self.ended = Some(status);
+                    break;
+                }
+                Poll::Ready(None) => {
+                    self.ended = Some(Status::ok(""));
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        more.map(bytes::BytesMut::freeze).or(first)
     }
 
     fn end(&mut self, status: &Status) -> Pumped {
