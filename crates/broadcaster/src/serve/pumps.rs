@@ -71,7 +71,9 @@ impl Pumps {
     /// Starts the streams whose calls opened, and hands every stream what it may send;
     /// true if any stream sent something (for the connection to write).
     pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> bool {
-        while let Poll::Ready(Some((mut respond, events))) = self.opening.poll_next_unpin(cx) {
+        while !self.opening.is_empty()
+            && let Poll::Ready(Some((mut respond, events))) = self.opening.poll_next_unpin(cx)
+        {
             match events {
                 Ok(events) => {
                     let Ok(send) = respond.send_response(ok_response(), false) else {
@@ -101,7 +103,9 @@ impl Pumps {
                 false
             }
         });
-        if self.sweep.as_mut().poll(cx).is_ready() {
+        // Without streams there is nothing to sweep (the timer is looked at again when
+        // there are).
+        if !self.streams.is_empty() && self.sweep.as_mut().poll(cx).is_ready() {
             self.streams
                 .retain_mut(|pump| pump.send.poll_reset(cx).is_pending());
             self.sweep.as_mut().reset(Instant::now() + RESET_SWEEP);
