@@ -166,8 +166,11 @@ impl Folded {
     }
 }
 
-/// Rows per multi-row upsert (17 parameters each).
-pub(crate) const ROWS_PER_UPSERT: usize = 1000;
+/// Rows per multi-row upsert (18 parameters each), a power of two (see `shaped_chunks`).
+pub(crate) const ROWS_PER_UPSERT: usize = 1024;
+
+/// Ids per `IN (…)` list of the loads.
+pub(crate) const IDS_PER_LOAD: usize = 4096;
 
 /// Loads the stored values of the rows `$totals` and `$positions` (ids of touched rows
 /// of `$folded`) through `$conn`.
@@ -175,7 +178,7 @@ macro_rules! load {
     ($folded:expr, $totals:expr, $positions:expr, $conn:expr) => {{
         use sqlx::Row as _;
         let ids: &[String] = $totals;
-        for chunk in ids.chunks(5000) {
+        for chunk in $crate::store::shaped_chunks(ids, $crate::store::aggregate::IDS_PER_LOAD) {
             let mut q = sqlx::QueryBuilder::new(
                 "SELECT id, rounds, voided, corrections, banker, player, tie, naturals,
                     player_pairs, banker_pairs, house, run_winner, run_length, longest_banker,
@@ -186,7 +189,7 @@ macro_rules! load {
                 list.push_bind(id.as_str());
             }
             q.push(")");
-            for row in q.build().persistent(false).fetch_all($conn).await? {
+            for row in q.build().fetch_all($conn).await? {
                 let id: String = row.try_get(0)?;
                 if let Some(t) = $folded.totals.get_mut(&id) {
                     t.3 = $crate::store::ScopeTotals {
@@ -209,7 +212,7 @@ macro_rules! load {
             }
         }
         let ids: &[String] = $positions;
-        for chunk in ids.chunks(5000) {
+        for chunk in $crate::store::shaped_chunks(ids, $crate::store::aggregate::IDS_PER_LOAD) {
             let mut q = sqlx::QueryBuilder::new(
                 "SELECT id, bets, wins, staked, returned FROM stats_positions WHERE id IN (",
             );
@@ -218,7 +221,7 @@ macro_rules! load {
                 list.push_bind(id.as_str());
             }
             q.push(")");
-            for row in q.build().persistent(false).fetch_all($conn).await? {
+            for row in q.build().fetch_all($conn).await? {
                 let id: String = row.try_get(0)?;
                 if let Some(p) = $folded.positions.get_mut(&id) {
                     p.3 = $crate::store::PositionTotals {
@@ -238,7 +241,9 @@ pub(crate) use load;
 macro_rules! save {
     ($folded:expr, $conn:expr) => {{
         let totals: Vec<_> = $folded.totals.iter().collect();
-        for chunk in totals.chunks($crate::store::aggregate::ROWS_PER_UPSERT) {
+        for chunk in
+            $crate::store::shaped_chunks(&totals, $crate::store::aggregate::ROWS_PER_UPSERT)
+        {
             let mut q = sqlx::QueryBuilder::new(
                 "INSERT INTO stats_totals (id, scope, scope_key, table_id, rounds, voided,
                     corrections, banker, player, tie, naturals, player_pairs, banker_pairs,
@@ -274,10 +279,12 @@ macro_rules! save {
                 longest_banker = excluded.longest_banker,
                 longest_player = excluded.longest_player",
             );
-            q.build().persistent(false).execute($conn).await?;
+            q.build().execute($conn).await?;
         }
         let positions: Vec<_> = $folded.positions.iter().collect();
-        for chunk in positions.chunks($crate::store::aggregate::ROWS_PER_UPSERT) {
+        for chunk in
+            $crate::store::shaped_chunks(&positions, $crate::store::aggregate::ROWS_PER_UPSERT)
+        {
             let mut q = sqlx::QueryBuilder::new(
                 "INSERT INTO stats_positions (id, scope, scope_key, position, bets, wins,
                     staked, returned) ",
@@ -296,7 +303,7 @@ macro_rules! save {
                 " ON CONFLICT (id) DO UPDATE SET bets = excluded.bets, wins = excluded.wins,
                 staked = excluded.staked, returned = excluded.returned",
             );
-            q.build().persistent(false).execute($conn).await?;
+            q.build().execute($conn).await?;
         }
     }};
 }

@@ -69,14 +69,16 @@ pub enum Appended {
     },
 }
 
-/// Rounds per multi-row INSERT (30 parameters each: under SQLite's 32,766).
-const ROUNDS_PER_INSERT: usize = 1000;
+// Rows per multi-row statement at most, powers of two (see `shaped_chunks`), each under
+// SQLite's 32,766 parameters.
+/// Rounds per multi-row INSERT (30 parameters each).
+const ROUNDS_PER_INSERT: usize = 1024;
 /// Records per multi-row INSERT (2 parameters each), rendered rounds (6 each).
-const RECORDS_PER_INSERT: usize = 5000;
+const RECORDS_PER_INSERT: usize = 4096;
 /// Bets per multi-row INSERT (10 parameters each).
-const BETS_PER_INSERT: usize = 3000;
+const BETS_PER_INSERT: usize = 2048;
 /// Ids per `IN (…)` list.
-const IDS_PER_SELECT: usize = 5000;
+const IDS_PER_SELECT: usize = 4096;
 
 const INSERT_ROUNDS: &str =
     "INSERT INTO rounds (round_id, table_id, chain_seq, shoe_id, shoe, hand, croupier,
@@ -163,14 +165,14 @@ pub(super) async fn write_batch(
         // What is already stored under these round ids.
         let ids = distinct(rounds.iter().map(|r| r.row.round_id.as_str()));
         let mut stored = HashMap::new();
-        for chunk in ids.chunks(IDS_PER_SELECT) {
+        for chunk in super::shaped_chunks(&ids, IDS_PER_SELECT) {
             let mut q = QueryBuilder::new("SELECT round_id, hash FROM rounds WHERE round_id IN (");
             let mut list = q.separated(", ");
             for id in chunk {
                 list.push_bind(*id);
             }
             q.push(")");
-            for row in q.build().persistent(false).fetch_all(&mut *tx).await? {
+            for row in q.build().fetch_all(&mut *tx).await? {
                 stored.insert(row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?);
             }
         }
@@ -208,7 +210,7 @@ pub(super) async fn write_batch(
             return Ok(answers);
         }
         let accepted: Vec<&OwnedRound> = accepted.iter().map(|&i| rounds[i]).collect();
-        for chunk in accepted.chunks(ROUNDS_PER_INSERT) {
+        for chunk in super::shaped_chunks(&accepted, ROUNDS_PER_INSERT) {
             let mut q = QueryBuilder::new(INSERT_ROUNDS);
             q.push_values(chunk, |mut b, round| {
                 let r = &round.row;
@@ -243,15 +245,15 @@ pub(super) async fn write_batch(
                     .push_bind(r.banker_total)
                     .push_bind(r.void_reason.as_deref());
             });
-            q.build().persistent(false).execute(&mut *tx).await?;
+            q.build().execute(&mut *tx).await?;
         }
-        for chunk in accepted.chunks(RECORDS_PER_INSERT) {
+        for chunk in super::shaped_chunks(&accepted, RECORDS_PER_INSERT) {
             let mut q = QueryBuilder::new(INSERT_RECORDS);
             q.push_values(chunk, |mut b, round| {
                 b.push_bind(round.row.round_id.as_str())
                     .push_bind(round.table_record.as_slice());
             });
-            q.build().persistent(false).execute(&mut *tx).await?;
+            q.build().execute(&mut *tx).await?;
             let mut q = QueryBuilder::new(INSERT_EXPORTS);
             q.push_values(chunk, |mut b, round| {
                 b.push_bind(round.row.table_id.as_str())
@@ -261,13 +263,13 @@ pub(super) async fn write_batch(
                     .push_bind(round.export.jsonl.as_slice())
                     .push_bind(round.export.csv.as_slice());
             });
-            q.build().persistent(false).execute(&mut *tx).await?;
+            q.build().execute(&mut *tx).await?;
         }
         let bets: Vec<(&RoundRow, &BetRow)> = accepted
             .iter()
             .flat_map(|round| round.bets.iter().map(|b| (&round.row, b)))
             .collect();
-        for chunk in bets.chunks(BETS_PER_INSERT) {
+        for chunk in super::shaped_chunks(&bets, BETS_PER_INSERT) {
             let mut q = QueryBuilder::new(INSERT_BETS);
             q.push_values(chunk, |mut b, (r, bet)| {
                 b.push_bind(r.round_id.as_str())
@@ -281,7 +283,7 @@ pub(super) async fn write_batch(
                     .push_bind(bet.rounding_denominator)
                     .push_bind(r.finished_at);
             });
-            q.build().persistent(false).execute(&mut *tx).await?;
+            q.build().execute(&mut *tx).await?;
         }
         // Stats aggregates: read the touched rows, fold the rounds in, write them back.
         let mut folded = Folded::default();
