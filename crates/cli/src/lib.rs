@@ -25,6 +25,7 @@ mod player;
 mod roads;
 mod shoe_sim;
 mod stream;
+mod stream_metrics;
 mod token;
 mod validator;
 
