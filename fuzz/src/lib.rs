@@ -8,4 +8,5 @@
 pub mod bets;
 pub mod config;
 pub mod scanner;
+pub mod service_config;
 pub mod tokens;

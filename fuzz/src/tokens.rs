@@ -60,13 +60,31 @@ pub fn check_text(text: &str) {
 fn check_refusal(text: &str, error: &TokenError) {
     let message = error.to_string();
     assert!(!message.is_empty());
-    // A bearer token is a secret: refusals explain, they never echo it.
-    if text.len() >= 24 {
-        assert!(
-            !message.contains(text),
-            "refusal quotes the token: {message}"
-        );
+    // A bearer token is a secret: refusals explain, they never echo it. The fuzzer also
+    // finds texts that are a piece of a refusal's own wording (` token: does not start
+    // with …`): those are said as well for other text of the same shape, so they are no
+    // echo.
+    if text.len() >= 24 && message.contains(text) {
+        let other = same_shape(text);
+        let wording = match keys().1.verify(&other, now()) {
+            Err(other_error) => other_error.to_string().contains(text),
+            Ok(_) => false,
+        };
+        assert!(wording, "refusal quotes the token: {message}");
     }
+}
+
+/// `text` with every character but the `banco1.` prefix and the dots made `x`: the same
+/// segments, none of the content.
+fn same_shape(text: &str) -> String {
+    let (prefix, rest) = text
+        .strip_prefix("banco1.")
+        .map_or(("", text), |rest| ("banco1.", rest));
+    let rest: String = rest
+        .chars()
+        .map(|c| if c == '.' { '.' } else { 'x' })
+        .collect();
+    format!("{prefix}{rest}")
 }
 
 /// A name of 1 to `max` characters drawn from `bytes`.

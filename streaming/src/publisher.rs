@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use banco_wire::pb;
 use banco_wire::pb::video_ingest_client::VideoIngestClient;
 use tokio::sync::mpsc;
+use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::Interceptor;
 use tonic::transport::Channel;
@@ -26,10 +27,31 @@ const STABLE: Duration = Duration::from_secs(10);
 /// Counters, read while publishing.
 #[derive(Debug, Default)]
 pub struct PublisherStats {
+    /// Units handed to the stream to the broadcaster (queued for it).
     pub units_sent: AtomicU64,
-    /// Units dropped because no connection was up or the connection was behind.
+    /// Units taken from that queue onto the connection (a stream that fails loses what
+    /// was still queued), and the bytes of H.264 in them.
+    pub units_written: AtomicU64,
+    pub bytes_written: AtomicU64,
+    /// Units dropped because no connection was up or the connection was behind (units
+    /// offered after [`Publisher::close`] are not drops: the stream has ended).
     pub units_dropped: AtomicU64,
+    /// Of those, the units dropped because the stream's queue was full (the link is
+    /// slower than the camera), and the ones after them up to the next keyframe.
+    pub units_dropped_behind: AtomicU64,
+    /// Publish streams attempted (the first, then each retry).
     pub connections: AtomicU64,
+    /// Publish streams that carried video: each after the first is a reconnect.
+    pub streams: AtomicU64,
+}
+
+impl PublisherStats {
+    fn dropped(&self, behind: bool) {
+        self.units_dropped.fetch_add(1, Ordering::Relaxed);
+        if behind {
+            self.units_dropped_behind.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +59,8 @@ struct Slot {
     sender: Option<mpsc::Sender<pb::VideoAccessUnit>>,
     /// Drop units until a keyframe: set at each new connection and after a drop.
     need_keyframe: bool,
+    /// The last drop was for a full queue, not for a missing connection.
+    behind: bool,
     closed: bool,
 }
 
@@ -66,24 +90,32 @@ impl Publisher {
     /// Takes one unit from the encoder without waiting.
     pub fn offer(&self, unit: pb::VideoAccessUnit) {
         let mut slot = self.slot();
+        if slot.closed {
+            return;
+        }
         let Some(sender) = slot.sender.as_ref() else {
             drop(slot);
-            self.stats.units_dropped.fetch_add(1, Ordering::Relaxed);
+            self.stats.dropped(false);
             return;
         };
         if slot.need_keyframe && !unit.keyframe {
+            let behind = slot.behind;
             drop(slot);
-            self.stats.units_dropped.fetch_add(1, Ordering::Relaxed);
+            self.stats.dropped(behind);
             return;
         }
         match sender.try_send(unit) {
             Ok(()) => {
                 slot.need_keyframe = false;
+                slot.behind = false;
                 self.stats.units_sent.fetch_add(1, Ordering::Relaxed);
             }
-            Err(_) => {
+            Err(error) => {
+                let behind = matches!(error, mpsc::error::TrySendError::Full(_));
                 slot.need_keyframe = true;
-                self.stats.units_dropped.fetch_add(1, Ordering::Relaxed);
+                slot.behind = behind;
+                drop(slot);
+                self.stats.dropped(behind);
             }
         }
     }
@@ -101,7 +133,7 @@ impl Publisher {
     /// failure is retried after a growing pause. `on_connect` runs at each new stream:
     /// ask the encoder for a keyframe there, so that video resumes at once.
     pub async fn run<I>(
-        &self,
+        self: &Arc<Self>,
         channel: Channel,
         interceptor: I,
         on_connect: impl Fn(),
@@ -119,13 +151,29 @@ impl Publisher {
                 }
                 slot.sender = Some(sender);
                 slot.need_keyframe = true;
+                slot.behind = false;
             }
             on_connect();
             self.stats.connections.fetch_add(1, Ordering::Relaxed);
             let started = Instant::now();
             let mut client =
                 VideoIngestClient::with_interceptor(channel.clone(), interceptor.clone());
-            let outcome = client.publish(ReceiverStream::new(receiver)).await;
+            // A stream is counted when its first unit goes out on it: only then is it up.
+            let publisher = Arc::clone(self);
+            let mut carried = false;
+            let units = ReceiverStream::new(receiver).map(move |unit| {
+                let stats = &publisher.stats;
+                if !carried {
+                    carried = true;
+                    stats.streams.fetch_add(1, Ordering::Relaxed);
+                }
+                stats.units_written.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .bytes_written
+                    .fetch_add(unit.data.len() as u64, Ordering::Relaxed);
+                unit
+            });
+            let outcome = client.publish(units).await;
             let closed = {
                 let mut slot = self.slot();
                 slot.sender = None;
@@ -208,6 +256,23 @@ mod tests {
             .map(|u| u.sequence)
             .collect();
         assert_eq!(rest, vec![3, 6]);
-        assert_eq!(publisher.stats().units_dropped.load(Ordering::Relaxed), 3);
+        let stats = publisher.stats();
+        assert_eq!(stats.units_dropped.load(Ordering::Relaxed), 3);
+        // 1 waited for the stream's first keyframe; 4 found the queue full, 5 followed it.
+        assert_eq!(stats.units_dropped_behind.load(Ordering::Relaxed), 2);
+        assert_eq!(stats.units_sent.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn after_close_units_are_neither_sent_nor_dropped() {
+        let publisher = Publisher::new();
+        let (sender, _receiver) = mpsc::channel(2);
+        publisher.slot().sender = Some(sender);
+        publisher.offer(unit(1, true));
+        publisher.close();
+        publisher.offer(unit(2, false));
+        let stats = publisher.stats();
+        assert_eq!(stats.units_sent.load(Ordering::Relaxed), 1);
+        assert_eq!(stats.units_dropped.load(Ordering::Relaxed), 0);
     }
 }

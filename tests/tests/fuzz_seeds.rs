@@ -1,7 +1,7 @@
-//! The invariants of the fuzz targets in `fuzz/` (tokens, bets, scanner, config), on
-//! stable: each target's committed seeds, and deterministic variations of them (every
-//! truncation, and bytes flipped by a seeded generator), go through the same checks
-//! libFuzzer runs on nightly (`cargo xtask ci`).
+//! The invariants of the fuzz targets in `fuzz/` (tokens, bets, scanner, config,
+//! service_config), on stable: each target's committed seeds, and deterministic variations
+//! of them (every truncation, and bytes flipped by a seeded generator), go through the same
+//! checks libFuzzer runs in `cargo xtask ci`.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ mod config;
 #[allow(unreachable_pub, dead_code)]
 #[path = "../../fuzz/src/scanner.rs"]
 mod scanner;
+#[allow(unreachable_pub, dead_code)]
+#[path = "../../fuzz/src/service_config.rs"]
+mod service_config;
 #[allow(unreachable_pub, dead_code)]
 #[path = "../../fuzz/src/tokens.rs"]
 mod tokens;
@@ -88,4 +91,18 @@ fn scanner_invariants_on_seeds() {
 #[test]
 fn config_invariants_on_seeds() {
     assert!(run("config", 2_000, config::check) > 10_000);
+}
+
+#[test]
+fn service_config_invariants_on_seeds() {
+    // Each seed is a real config file of some service, so the round trip is exercised,
+    // not only refusals.
+    for seed in seeds("service_config") {
+        assert!(
+            !service_config::accepted_by(&seed).is_empty(),
+            "{}",
+            String::from_utf8_lossy(&seed)
+        );
+    }
+    assert!(run("service_config", 2_000, service_config::check) > 10_000);
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use banco_e2e::archive::Auditor;
 use banco_e2e::banco;
+use banco_e2e::metrics::scrape;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, croupier_cli, start_archive, start_validator,
 };
@@ -52,17 +53,28 @@ struct Studio {
     _validator: Service,
     setup: BroadcasterSetup,
     broadcaster: Service,
+    /// The broadcaster's `/metrics` address, when started with them.
+    broadcaster_metrics: Option<String>,
     camera_token: PathBuf,
     player_token: PathBuf,
 }
 
 impl Studio {
     fn start() -> Studio {
+        Studio::start_with(false)
+    }
+
+    /// With `metrics`, the broadcaster serves `/metrics` on a port of its own.
+    fn start_with(metrics: bool) -> Studio {
         let dir = tempfile::tempdir().unwrap();
         let keys = Keys::generate(&dir.path().join("keys"));
         let validator = start_validator(&keys);
-        let setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
-        let broadcaster = setup.start();
+        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+        if metrics {
+            setup.extra_args = vec!["--metrics-listen".into(), "127.0.0.1:0".into()];
+        }
+        let (broadcaster, broadcaster_metrics) =
+            Service::start_with_metrics("broadcaster", &setup.args(), metrics);
         let camera_token = dir.path().join("camera.token");
         std::fs::write(&camera_token, keys.issue("service", "camera-T01", "1h")).unwrap();
         let player_token = dir.path().join("player.token");
@@ -73,6 +85,7 @@ impl Studio {
             _validator: validator,
             setup,
             broadcaster,
+            broadcaster_metrics,
             camera_token,
             player_token,
         }
@@ -84,6 +97,11 @@ impl Studio {
 
     /// `banco stream` at 320x240, 30 fps, into this studio.
     fn camera(&self, keyframe_interval: u64, bitrate_kbps: u32) -> Camera {
+        self.camera_with(keyframe_interval, bitrate_kbps, &[])
+    }
+
+    /// [`Studio::camera`] with more flags.
+    fn camera_with(&self, keyframe_interval: u64, bitrate_kbps: u32, extra: &[&str]) -> Camera {
         let child = banco()
             .args([
                 "stream",
@@ -97,6 +115,7 @@ impl Studio {
             .args(["--width", "320", "--height", "240", "--fps", "30"])
             .args(["--bitrate-kbps", &bitrate_kbps.to_string()])
             .args(["--keyframe-interval", &keyframe_interval.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -152,6 +171,50 @@ async fn watch(
 
 /// `banco stream`, killed when dropped.
 struct Camera(Child);
+
+impl Camera {
+    /// The address of its `/metrics` (started with `--metrics-listen`): its first line.
+    fn metrics_addr(&mut self) -> String {
+        let line = self.next_line();
+        match line.trim().strip_prefix("metrics listening on ") {
+            Some(addr) => addr.to_owned(),
+            None => panic!("banco stream: no metrics address, but `{line}`"),
+        }
+    }
+
+    fn next_line(&mut self) -> String {
+        use std::io::Read as _;
+        // One byte at a time, so that nothing after the line is taken from the pipe.
+        let stdout = self.0.stdout.as_mut().unwrap();
+        let mut line = Vec::new();
+        let mut byte = [0u8];
+        while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        String::from_utf8(line).unwrap()
+    }
+
+    /// Its exit status and the rest of its stdout, once it exits by itself (within 30 s).
+    fn finish(&mut self) -> (std::process::ExitStatus, String) {
+        use std::io::Read as _;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "banco stream did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut rest = String::new();
+        self.0
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_to_string(&mut rest)
+            .unwrap();
+        (status, rest)
+    }
+}
 
 impl Drop for Camera {
     fn drop(&mut self) {
@@ -354,7 +417,7 @@ async fn a_late_joiner_gets_a_picture_from_the_gop_cache_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_viewer_skips_to_a_keyframe_and_costs_the_others_nothing() {
     require_plugins!();
-    let studio = Studio::start();
+    let studio = Studio::start_with(true);
     let _camera = studio.camera(KEYFRAME_INTERVAL, 2000);
     let mut stalled = watch(studio.slow_viewer().await).await;
     let mut prompt = studio.watch().await;
@@ -402,6 +465,18 @@ async fn a_stalled_viewer_skips_to_a_keyframe_and_costs_the_others_nothing() {
         "stalled viewer: {received} of {spanned} units received, {gaps} skip(s), each to a keyframe"
     );
     assert!(received < spanned);
+    // The broadcaster counted each jump and every unit it did not send (it may have
+    // started another jump since the last unit read here).
+    let counts = scrape(studio.broadcaster_metrics.as_deref().unwrap());
+    let t = "table=\"T01\"";
+    let skips = sample(&counts, &format!("banco_video_viewer_skips_total{{{t}}}"));
+    let skipped = sample(&counts, &format!("banco_video_units_skipped_total{{{t}}}"));
+    assert!(skips >= gaps as f64, "{skips} skips counted, {gaps} seen");
+    assert!(
+        skipped >= (spanned - received) as f64,
+        "{skipped} units counted as skipped, {} missing",
+        spanned - received
+    );
     let summary = decode_all(&stalled_units, None);
     assert_eq!(
         summary.frames_decoded, received,
@@ -413,7 +488,9 @@ async fn a_stalled_viewer_skips_to_a_keyframe_and_costs_the_others_nothing() {
 async fn the_publisher_comes_back_by_itself_after_the_broadcaster_restarts() {
     require_plugins!();
     let mut studio = Studio::start();
-    let mut camera = studio.camera(KEYFRAME_INTERVAL, 800);
+    let mut camera =
+        studio.camera_with(KEYFRAME_INTERVAL, 800, &["--metrics-listen", "127.0.0.1:0"]);
+    let camera_metrics = camera.metrics_addr();
     let before = next_unit(&mut studio.watch().await).await;
     let addr = studio.broadcaster.addr().to_owned();
     studio.broadcaster.kill();
@@ -432,6 +509,150 @@ async fn the_publisher_comes_back_by_itself_after_the_broadcaster_restarts() {
         matches!(camera.0.try_wait(), Ok(None)),
         "banco stream kept running"
     );
+    // One stream before the restart and one after; what it encoded meanwhile was dropped.
+    let counts = scrape(&camera_metrics);
+    let reconnects = sample(&counts, "banco_stream_reconnects_total{table=\"T01\"}");
+    assert!((1.0..=2.0).contains(&reconnects), "{reconnects} reconnects");
+    let (frames, written, dropped) = camera_counts_add_up(&counts);
+    assert!(dropped >= 1.0, "{counts:#?}");
+    println!(
+        "camera across a broadcaster restart: {frames} frames encoded, {written} units written, {dropped} dropped, {reconnects} reconnect(s)"
+    );
+}
+
+/// A sample of a scrape that must be there (a zero that is only absent proves nothing).
+fn sample(samples: &std::collections::BTreeMap<String, f64>, series: &str) -> f64 {
+    samples
+        .get(series)
+        .copied()
+        .unwrap_or_else(|| panic!("no {series} in {samples:#?}"))
+}
+
+/// `frames encoded >= units written + units dropped` on the camera's endpoint, each read
+/// at one scrape; the gap is what the encoder made while the scrape read its counters.
+fn camera_counts_add_up(camera: &std::collections::BTreeMap<String, f64>) -> (f64, f64, f64) {
+    let t = "table=\"T01\"";
+    let frames = sample(camera, &format!("banco_stream_frames_encoded_total{{{t}}}"));
+    let written = sample(
+        camera,
+        &format!("banco_stream_units_published_total{{{t}}}"),
+    );
+    let dropped = sample(
+        camera,
+        &format!("banco_stream_units_dropped_total{{{t},reason=\"behind\"}}"),
+    ) + sample(
+        camera,
+        &format!("banco_stream_units_dropped_total{{{t},reason=\"not_connected\"}}"),
+    );
+    assert!(
+        frames >= written + dropped && frames <= written + dropped + 70.0,
+        "frames {frames}, written {written}, dropped {dropped} (at most the queue's 60 units in flight)"
+    );
+    (frames, written, dropped)
+}
+
+/// A known run (`banco stream --frames 90` to one prompt viewer) against both `/metrics`:
+/// the broadcaster counts the publisher while it is there, the viewer while it watches,
+/// every unit relayed and none skipped; the camera names its encoder and its counts add
+/// up while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_broadcaster_and_the_camera_count_the_video_on_their_metrics_endpoints() {
+    require_plugins!();
+    let studio = Studio::start_with(true);
+    let metrics = studio.broadcaster_metrics.clone().unwrap();
+    let t = "table=\"T01\"";
+    let series = |name: &str| format!("{name}{{{t}}}");
+    let before = scrape(&metrics);
+    for name in [
+        "banco_video_viewers",
+        "banco_video_publisher_connected",
+        "banco_video_units_relayed_total",
+        "banco_video_viewer_skips_total",
+        "banco_video_units_skipped_total",
+        "banco_video_clips_written_total",
+        "banco_video_clips_uploaded_total",
+    ] {
+        assert_eq!(sample(&before, &series(name)), 0.0, "{name}");
+    }
+
+    let mut viewer = studio.watch().await;
+    assert_eq!(
+        sample(&scrape(&metrics), &series("banco_video_viewers")),
+        1.0
+    );
+    const FRAMES: u64 = 90;
+    let mut camera = studio.camera_with(
+        KEYFRAME_INTERVAL,
+        800,
+        &[
+            "--frames",
+            &FRAMES.to_string(),
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+    );
+    let camera_metrics = camera.metrics_addr();
+    let first = next_unit(&mut viewer).await;
+    assert!(first.keyframe);
+
+    // While it publishes (3 s of video at 30 fps).
+    let during = scrape(&metrics);
+    assert_eq!(
+        sample(&during, &series("banco_video_publisher_connected")),
+        1.0
+    );
+    let running = scrape(&camera_metrics);
+    assert_eq!(
+        sample(
+            &running,
+            &format!("banco_stream_encoder_info{{{t},encoder=\"x264enc\"}}")
+        ),
+        1.0,
+        "{running:#?}"
+    );
+    let (_, written, _) = camera_counts_add_up(&running);
+    assert!(written >= 1.0 && written <= FRAMES as f64, "{written}");
+    assert_eq!(
+        sample(&running, &series("banco_stream_reconnects_total")),
+        0.0
+    );
+    assert!(sample(&running, &series("banco_stream_published_bytes_total")) > 0.0);
+
+    let mut received = vec![first];
+    while (received.len() as u64) < FRAMES {
+        received.push(next_unit(&mut viewer).await);
+    }
+    assert_eq!(gaps_only_before_keyframes(&received), 0);
+    let (status, out) = camera.finish();
+    assert!(status.success(), "{out}");
+    assert!(out.contains(&format!("published {FRAMES} units")), "{out}");
+
+    let after = scrape(&metrics);
+    assert_eq!(
+        sample(&after, &series("banco_video_units_relayed_total")),
+        FRAMES as f64
+    );
+    assert_eq!(
+        sample(&after, &series("banco_video_publisher_connected")),
+        0.0
+    );
+    assert_eq!(sample(&after, &series("banco_video_viewers")), 1.0);
+    assert_eq!(
+        sample(&after, &series("banco_video_viewer_skips_total")),
+        0.0
+    );
+    assert_eq!(
+        sample(&after, &series("banco_video_units_skipped_total")),
+        0.0
+    );
+
+    // The viewer leaves: the gauge follows once the broadcaster sees the stream reset.
+    drop(viewer);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sample(&scrape(&metrics), &series("banco_video_viewers")) != 0.0 {
+        assert!(Instant::now() < deadline, "the viewer is still counted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -605,7 +826,9 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
     setup.archive_url = Some(archive.url());
     let broadcaster_clips = dir.path().join("broadcaster-clips");
     setup.clips_dir = Some(broadcaster_clips.clone());
-    let broadcaster = setup.start();
+    setup.extra_args = vec!["--metrics-listen".into(), "127.0.0.1:0".into()];
+    let (broadcaster, metrics) = Service::start_with_metrics("broadcaster", &setup.args(), true);
+    let metrics = metrics.unwrap();
     let url = broadcaster.url();
     let camera_token = dir.path().join("camera.token");
     std::fs::write(&camera_token, keys.issue("service", "camera-T01", "1h")).unwrap();
@@ -670,6 +893,18 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
+    // One round: one clip written, one uploaded (the record followed it).
+    let counts = scrape(&metrics);
+    for name in [
+        "banco_video_clips_written_total",
+        "banco_video_clips_uploaded_total",
+    ] {
+        assert_eq!(
+            sample(&counts, &format!("{name}{{table=\"T01\"}}")),
+            1.0,
+            "{name}"
+        );
+    }
     let clip_line = listing.lines().find(|l| l.starts_with("clip ")).unwrap();
     let recorded_sha = clip_line.rsplit(' ').next().unwrap().to_owned();
     assert!(

@@ -15,6 +15,7 @@ use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::metrics::VideoMetricFamilies;
 use crate::video::clips::ClipStore;
 
 /// How long the sink waits for a round's clip still being written before it appends the
@@ -31,6 +32,8 @@ pub struct ArchiveClient {
     client: ArchiveServiceClient<InterceptedService<Channel, BearerToken>>,
     /// Round clips to upload before each round's record.
     clips: Option<Arc<ClipStore>>,
+    /// Where accepted uploads are counted, by table.
+    metrics: VideoMetricFamilies,
 }
 
 /// Why the archive cannot be used as given.
@@ -77,6 +80,7 @@ impl ArchiveClient {
         Ok(ArchiveClient {
             client: ArchiveServiceClient::with_interceptor(endpoint.connect_lazy(), token),
             clips: None,
+            metrics: VideoMetricFamilies::default(),
         })
     }
 
@@ -88,8 +92,20 @@ impl ArchiveClient {
         self
     }
 
-    /// Uploads the clip of `round_id`, if it has one; the ClipRef the archive keeps.
-    async fn upload_clip(&self, round_id: &str) -> Result<Option<pb::ClipRef>, SinkError> {
+    /// Counts the clips the archive accepts into `families` (`banco_video_clips_uploaded`).
+    #[must_use]
+    pub fn with_video_metrics(mut self, families: &VideoMetricFamilies) -> ArchiveClient {
+        self.metrics = families.clone();
+        self
+    }
+
+    /// Uploads the clip of `round_id` at `table_id`, if it has one; the ClipRef the
+    /// archive keeps.
+    async fn upload_clip(
+        &self,
+        table_id: &str,
+        round_id: &str,
+    ) -> Result<Option<pb::ClipRef>, SinkError> {
         let Some(store) = &self.clips else {
             return Ok(None);
         };
@@ -122,6 +138,7 @@ impl ArchiveClient {
                 SinkError(format!("clip of round {round_id}: {:?}: {}", s.code(), s.message()))
             })?
             .into_inner();
+        self.metrics.for_table(table_id).clips_uploaded.inc();
         Ok(stored.clip)
     }
 }
@@ -192,7 +209,7 @@ impl ArchiveSink for ArchiveClient {
                 if !records.is_empty() && bytes > BATCH_BYTES {
                     break;
                 }
-                record.clip = self.upload_clip(&record.round_id).await?;
+                record.clip = self.upload_clip(&record.table_id, &record.round_id).await?;
                 records.push(record);
             }
             let acks = self
@@ -218,7 +235,7 @@ impl ArchiveSink for ArchiveClient {
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
         Box::pin(async move {
             let mut record = round_record(round).map_err(SinkError)?;
-            record.clip = self.upload_clip(&record.round_id).await?;
+            record.clip = self.upload_clip(&record.table_id, &record.round_id).await?;
             let ack = self
                 .client
                 .clone()

@@ -45,7 +45,10 @@ impl HostedTable {
     /// `config` must be the one the actor was spawned with; `shoe` is the shoe an
     /// OpenShoe without a config opens.
     pub fn new(handle: TableHandle, config: TableConfig, shoe: ShoeConfig) -> HostedTable {
-        let video = Arc::new(VideoRelay::new(handle.table_id()));
+        let video = Arc::new(VideoRelay::new(
+            handle.table_id(),
+            crate::metrics::VideoMetrics::default(),
+        ));
         HostedTable {
             handle,
             config,
@@ -55,6 +58,13 @@ impl HostedTable {
             video,
             clips: OnceLock::new(),
         }
+    }
+
+    /// Counts the table's video into `families` (before serving: the relay is replaced).
+    #[must_use]
+    pub fn with_video_metrics(mut self, families: &crate::VideoMetricFamilies) -> HostedTable {
+        self.video = Arc::new(VideoRelay::new(self.id(), families.for_table(self.id())));
+        self
     }
 
     pub fn id(&self) -> &str {
@@ -119,7 +129,7 @@ impl HostedTable {
     /// first).
     pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
         if self.clips.get().is_none() {
-            let clips = TableClips::new(Arc::clone(store));
+            let clips = TableClips::new(Arc::clone(store), self.video.metrics().clone());
             if self.clips.set(Arc::clone(&clips)).is_ok() {
                 tokio::spawn(clips.run(self.handle.clone(), Arc::clone(&self.video)));
             }

@@ -46,7 +46,7 @@ pub use error::BroadcasterError;
 pub use hosted::HostedTable;
 pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
-pub use metrics::HubMetricFamilies;
+pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
 pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
 pub use serve::{ServeError, ServeOptions, serve};

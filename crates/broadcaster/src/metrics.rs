@@ -1,7 +1,12 @@
-//! What the fan-out hubs count for Prometheus, by table: subscribers now, how far the
-//! furthest-behind one is, and how many were cut off for falling too far behind. Each
-//! hub task (the only owner of its subscribers) sets its own handles; the `/metrics`
-//! endpoint only reads.
+//! What the broadcaster counts for Prometheus, by table.
+//!
+//! - [`HubMetricFamilies`]: the fan-out hubs' subscribers now, how far the furthest-behind
+//!   one is, and how many were cut off for falling too far behind. Each hub task (the only
+//!   owner of its subscribers) sets its own handles.
+//! - [`VideoMetricFamilies`]: the video relays' viewers, units and skips, the publisher,
+//!   and round clips.
+//!
+//! The `/metrics` endpoint only reads.
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -66,4 +71,88 @@ impl HubMetrics {
     pub(crate) fn lag(&self, events: usize) {
         self.lag.set(i64::try_from(events).unwrap_or(i64::MAX));
     }
+}
+
+/// What the video relays count, by table: viewers now, units relayed, viewers that fell
+/// behind and the units they skipped, whether a camera publishes, and round clips. The
+/// relay, each viewer's stream, the clip recorder and the archive sink set their own
+/// handles; the `/metrics` endpoint only reads.
+#[derive(Debug, Clone, Default)]
+pub struct VideoMetricFamilies {
+    viewers: Family<Table, Gauge>,
+    units_relayed: Family<Table, Counter>,
+    viewer_skips: Family<Table, Counter>,
+    units_skipped: Family<Table, Counter>,
+    publisher_connected: Family<Table, Gauge>,
+    clips_written: Family<Table, Counter>,
+    clips_uploaded: Family<Table, Counter>,
+}
+
+impl VideoMetricFamilies {
+    /// New families, registered into `registry` under `banco_video_*`.
+    pub fn register(registry: &mut Registry) -> VideoMetricFamilies {
+        let f = VideoMetricFamilies::default();
+        registry.register(
+            "banco_video_viewers",
+            "Video streams (WatchVideo) open now",
+            f.viewers.clone(),
+        );
+        registry.register(
+            "banco_video_units_relayed",
+            "Access units from the table's camera relayed to its viewers",
+            f.units_relayed.clone(),
+        );
+        registry.register(
+            "banco_video_viewer_skips",
+            "Times a viewer fell too far behind and jumped to the next keyframe",
+            f.viewer_skips.clone(),
+        );
+        registry.register(
+            "banco_video_units_skipped",
+            "Units not sent to a viewer that was behind, up to the keyframe it jumped to",
+            f.units_skipped.clone(),
+        );
+        registry.register(
+            "banco_video_publisher_connected",
+            "1 while a camera publishes the table's video (VideoIngest), else 0",
+            f.publisher_connected.clone(),
+        );
+        registry.register(
+            "banco_video_clips_written",
+            "Round clips written to the clip folder",
+            f.clips_written.clone(),
+        );
+        registry.register(
+            "banco_video_clips_uploaded",
+            "Round clips the archive accepted (UploadClip; a round retried by the outbox uploads again)",
+            f.clips_uploaded.clone(),
+        );
+        f
+    }
+
+    /// The handles of `table_id` (created at zero, so a table shows before any video).
+    pub(crate) fn for_table(&self, table_id: &str) -> VideoMetrics {
+        let labels = [("table", table_id.to_owned())];
+        VideoMetrics {
+            viewers: self.viewers.get_or_create_owned(&labels),
+            units_relayed: self.units_relayed.get_or_create_owned(&labels),
+            viewer_skips: self.viewer_skips.get_or_create_owned(&labels),
+            units_skipped: self.units_skipped.get_or_create_owned(&labels),
+            publisher_connected: self.publisher_connected.get_or_create_owned(&labels),
+            clips_written: self.clips_written.get_or_create_owned(&labels),
+            clips_uploaded: self.clips_uploaded.get_or_create_owned(&labels),
+        }
+    }
+}
+
+/// One table's video handles.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VideoMetrics {
+    pub(crate) viewers: Gauge,
+    pub(crate) units_relayed: Counter,
+    pub(crate) viewer_skips: Counter,
+    pub(crate) units_skipped: Counter,
+    pub(crate) publisher_connected: Gauge,
+    pub(crate) clips_written: Counter,
+    pub(crate) clips_uploaded: Counter,
 }

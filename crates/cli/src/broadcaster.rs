@@ -19,7 +19,7 @@ use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{
     ArchiveClient, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate, RequestLimits,
-    ServeOptions, serve,
+    ServeOptions, VideoMetricFamilies, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -235,6 +235,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         let mut registry = Registry::default();
         let table_metrics = TableMetricFamilies::register(&mut registry);
         let hub_metrics = HubMetricFamilies::register(&mut registry);
+        let video_metrics = VideoMetricFamilies::register(&mut registry);
         crate::metrics_http::start(&args.ops, registry).await?;
 
         let rules = Arc::new(
@@ -264,7 +265,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                     .transpose()?;
                 let mut client =
                     ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
-                        .with_context(|| format!("--archive {url}"))?;
+                        .with_context(|| format!("--archive {url}"))?
+                        .with_video_metrics(&video_metrics);
                 if let Some(clips) = &clips {
                     client = client.with_clips(Arc::clone(clips));
                 }
@@ -316,7 +318,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             if args.pacing != PacingArg::Live {
                 open_first_shoe(&handle, shoe).await?;
             }
-            hosted.push(HostedTable::new(handle, config, shoe));
+            hosted.push(HostedTable::new(handle, config, shoe).with_video_metrics(&video_metrics));
             tasks.push(task);
         }
         let mut options = ServeOptions::new(Arc::new(verifier), hosted);

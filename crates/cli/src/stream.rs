@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -17,9 +17,11 @@ use banco_auth::BearerToken;
 use banco_streaming::{Encoder, EncoderConfig, Overlay, Publisher, VideoSource};
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
+use prometheus_client::registry::Registry;
 use tonic::transport::Channel;
 
 use crate::player::connect::{ServerArgs, is_permanent, read_token};
+use crate::stream_metrics::StreamMetrics;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct StreamArgs {
@@ -122,11 +124,7 @@ impl StreamArgs {
 
 pub(crate) fn run(args: &StreamArgs) -> anyhow::Result<ExitCode> {
     let config = args.config()?;
-    if let Some(addr) = args.ops.metrics_listen {
-        bail!(
-            "--metrics-listen {addr}: banco stream serves no metrics (the broadcaster counts its video viewers)"
-        );
-    }
+    crate::metrics_http::check(&args.ops)?;
     if args.frames == Some(0) {
         bail!("--frames 0: give at least 1");
     }
@@ -142,11 +140,14 @@ async fn stream(
 ) -> anyhow::Result<ExitCode> {
     let channel = args.server.lazy_channel()?;
     let publisher = Publisher::new();
+    let frames = Arc::new(AtomicU64::new(0));
     let (failed, failure) = tokio::sync::oneshot::channel();
     let deliver = {
         let publisher = Arc::clone(&publisher);
+        let frames = Arc::clone(&frames);
         let limit = args.frames;
         move |unit: pb::VideoAccessUnit| {
+            frames.fetch_add(1, Ordering::Relaxed);
             publisher.offer(unit);
             if limit.is_some_and(|n| publisher.stats().units_sent.load(Ordering::Relaxed) >= n) {
                 publisher.close();
@@ -162,6 +163,15 @@ async fn stream(
         args.encode.describe(),
         args.server.server
     );
+    let mut registry = Registry::default();
+    StreamMetrics::register(
+        &mut registry,
+        &args.table,
+        encoder.encoder_name(),
+        frames,
+        Arc::clone(&publisher),
+    );
+    crate::metrics_http::start(&args.ops, registry).await?;
     let overlay = (!args.no_overlay).then(|| {
         tokio::spawn(draw_overlay(
             channel.clone(),

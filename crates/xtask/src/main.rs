@@ -7,8 +7,9 @@
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
 
 use std::env;
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -21,7 +22,8 @@ usage: cargo xtask <command>
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
   test    setup, cargo fmt --check, clippy -D warnings, every test of the workspace
-  ci      test, then build the benchmarks and run each fuzz target for 20 s (nightly)
+  ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
+          if installed, else on stable with RUSTC_BOOTSTRAP=1)
   bench   run the criterion benchmarks and print their figures
   demo    setup, build, and run a whole table: services, video, 20 bots and the croupier
           console (--headless --rounds N: a built-in croupier and a summary;
@@ -135,13 +137,18 @@ fn demo(extra: &[String]) -> Result<()> {
 
 /// The fuzz crates, each a workspace of its own (cargo-fuzz wants that), and their targets:
 /// the rules' parsers and dealing, then the parsers above them (tokens, bets typed and on
-/// the wire, scanner lines and sources, table specs and blocked-words files).
+/// the wire, scanner lines and sources, table specs and blocked-words files, the
+/// services' config files).
 const FUZZ_CRATES: [(&str, &[&str]); 2] = [
     ("crates/rules/fuzz", &["card", "hand"]),
-    ("fuzz", &["tokens", "bets", "scanner", "config"]),
+    (
+        "fuzz",
+        &["tokens", "bets", "scanner", "config", "service_config"],
+    ),
 ];
 
-/// Seconds each fuzz target runs in `ci`: 6 targets, about 2 minutes in all.
+/// Seconds each fuzz target runs in `ci`: 7 targets, about 2.5 minutes in all (and the
+/// first build of the fuzz crates).
 const FUZZ_SECONDS: u32 = 20;
 
 /// Their invariant checks run on stable from seeded corpora (the rules crate's tests and
@@ -163,47 +170,98 @@ fn fuzz_lint() -> Result<()> {
     Ok(())
 }
 
-/// Whether `cargo +nightly fuzz` runs.
-fn cargo_fuzz_available() -> bool {
-    Command::new("cargo")
-        .args(["+nightly", "fuzz", "--version"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// The toolchain the fuzz targets are built with. cargo-fuzz passes unstable flags
+/// (`-Zsanitizer=address`, sanitizer coverage): nightly takes them; without nightly (the
+/// machines here have only stable, and no other toolchain can be fetched) stable takes them
+/// with `RUSTC_BOOTSTRAP=1`, which unlocks them on the same compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FuzzToolchain {
+    Nightly,
+    StableBootstrapped,
 }
 
-/// Whether a nightly toolchain is installed.
-fn nightly_available() -> bool {
-    Command::new("cargo")
-        .args(["+nightly", "--version"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+impl FuzzToolchain {
+    /// Nightly if installed, else stable; `XTASK_FUZZ_TOOLCHAIN=stable` (or `nightly`)
+    /// chooses, so that the stable way can be tried where nightly exists.
+    fn find() -> Result<FuzzToolchain> {
+        match env::var("XTASK_FUZZ_TOOLCHAIN").as_deref() {
+            Ok("stable") => return Ok(FuzzToolchain::StableBootstrapped),
+            Ok("nightly") => return Ok(FuzzToolchain::Nightly),
+            Ok("") | Err(_) => {}
+            Ok(other) => bail!("XTASK_FUZZ_TOOLCHAIN={other}: give stable or nightly"),
+        }
+        let nightly = Command::new("cargo")
+            .args(["+nightly", "--version"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        Ok(if nightly {
+            FuzzToolchain::Nightly
+        } else {
+            FuzzToolchain::StableBootstrapped
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            FuzzToolchain::Nightly => "nightly",
+            FuzzToolchain::StableBootstrapped => "stable with RUSTC_BOOTSTRAP=1",
+        }
+    }
+
+    /// `cargo fuzz` on this toolchain.
+    fn cargo_fuzz(self) -> Command {
+        let mut command = Command::new("cargo");
+        match self {
+            FuzzToolchain::Nightly => {
+                command.arg("+nightly");
+            }
+            FuzzToolchain::StableBootstrapped => {
+                command.env("RUSTC_BOOTSTRAP", "1");
+            }
+        }
+        command.arg("fuzz");
+        command
+    }
+
+    /// Whether `cargo fuzz` runs on this toolchain.
+    fn has_cargo_fuzz(self) -> bool {
+        self.cargo_fuzz()
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+/// What one fuzz target did.
+#[derive(Debug)]
+struct FuzzReport {
+    target: &'static str,
+    runs: Option<u64>,
+    seconds: Option<u64>,
 }
 
 /// Each fuzz target for a short time under libFuzzer, from its committed seeds
 /// (`seeds/<target>`, read only) and what earlier runs found (`corpus/<target>`, ignored
-/// by git). Needs nightly; cargo-fuzz is installed when missing. A machine without
-/// nightly skips with a note.
+/// by git), on nightly when there is one, else on stable (see [`FuzzToolchain`]);
+/// cargo-fuzz is installed when missing. Prints how many inputs each target ran.
 fn fuzz_run(seconds: u32) -> Result<()> {
-    if !nightly_available() {
-        eprintln!(
-            "xtask: no nightly toolchain: fuzz targets not run (rustup toolchain install nightly)"
-        );
-        return Ok(());
-    }
-    if !cargo_fuzz_available() {
+    let toolchain = FuzzToolchain::find()?;
+    eprintln!("xtask: fuzzing on {}", toolchain.name());
+    if !toolchain.has_cargo_fuzz() {
         eprintln!("xtask: installing cargo-fuzz");
         let status = Command::new("cargo")
             .args(["install", "cargo-fuzz", "--locked"])
             .status()
             .context("could not start cargo install")?;
-        if !status.success() || !cargo_fuzz_available() {
+        if !status.success() || !toolchain.has_cargo_fuzz() {
             bail!("could not install cargo-fuzz ({status})");
         }
     }
+    let mut reports = Vec::new();
     for (dir, targets) in FUZZ_CRATES {
         let fuzz_dir = root().join(dir);
         for target in targets.iter().copied() {
@@ -212,20 +270,62 @@ fn fuzz_run(seconds: u32) -> Result<()> {
                 .with_context(|| format!("could not create {}", corpus.display()))?;
             let seeds = fuzz_dir.join("seeds").join(target);
             eprintln!("xtask: fuzzing `{target}` ({dir}) for {seconds} s");
-            let status = Command::new("cargo")
-                .args(["+nightly", "fuzz", "run", target])
+            let mut child = toolchain
+                .cargo_fuzz()
+                .args(["run", target])
                 .arg(&corpus)
                 .arg(&seeds)
                 .args(["--", &format!("-max_total_time={seconds}")])
                 .current_dir(&fuzz_dir)
-                .status()
+                .stderr(Stdio::piped())
+                .spawn()
                 .context("could not start cargo fuzz")?;
+            let mut report = FuzzReport {
+                target,
+                runs: None,
+                seconds: None,
+            };
+            // libFuzzer reports on stderr; passed on as it comes, its last word kept.
+            if let Some(stderr) = child.stderr.take() {
+                for line in BufReader::new(stderr).lines() {
+                    let line = line.context("could not read cargo fuzz's output")?;
+                    eprintln!("{line}");
+                    if let Some((runs, secs)) = done_line(&line) {
+                        report.runs = Some(runs);
+                        report.seconds = Some(secs);
+                    }
+                }
+            }
+            let status = child.wait().context("cargo fuzz")?;
             if !status.success() {
                 bail!("fuzz target `{target}` failed ({status}): see {dir}/artifacts/{target}");
             }
+            reports.push(report);
+        }
+    }
+    eprintln!("xtask: fuzz targets run ({}):", toolchain.name());
+    for report in &reports {
+        match (report.runs, report.seconds) {
+            (Some(runs), Some(secs)) => eprintln!(
+                "xtask:   {:<16} {runs:>10} runs in {secs} s ({} per second)",
+                report.target,
+                runs / secs.max(1)
+            ),
+            _ => eprintln!(
+                "xtask:   {:<16} finished without libFuzzer's `Done … runs` line",
+                report.target
+            ),
         }
     }
     Ok(())
+}
+
+/// libFuzzer's last line: `Done 123456 runs in 21 second(s)`.
+fn done_line(line: &str) -> Option<(u64, u64)> {
+    let rest = line.strip_prefix("Done ")?;
+    let (runs, rest) = rest.split_once(" runs in ")?;
+    let (secs, _) = rest.split_once(' ')?;
+    Some((runs.parse().ok()?, secs.parse().ok()?))
 }
 
 /// Runs cargo in the workspace root, sharing the workspace's target directory.
@@ -265,4 +365,19 @@ fn root() -> PathBuf {
         .nth(2)
         .unwrap_or(manifest_dir)
         .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libfuzzers_last_line_gives_the_runs_and_seconds() {
+        assert_eq!(
+            done_line("Done 1234567 runs in 21 second(s)"),
+            Some((1_234_567, 21))
+        );
+        assert_eq!(done_line("#1024\tpulse  cov: 12 ft: 13 corp: 4/20b"), None);
+        assert_eq!(done_line("Done lots runs in 2 second(s)"), None);
+    }
 }

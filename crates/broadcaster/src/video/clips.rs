@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::VideoRelay;
+use crate::metrics::VideoMetrics;
 
 /// Video kept after the result: the video trails the table's events by the capture and
 /// network delay, and the result should be seen on the table.
@@ -207,13 +208,15 @@ impl Active {
 pub(crate) struct TableClips {
     store: Arc<ClipStore>,
     active: Mutex<Option<Active>>,
+    metrics: VideoMetrics,
 }
 
 impl TableClips {
-    pub(crate) fn new(store: Arc<ClipStore>) -> Arc<TableClips> {
+    pub(crate) fn new(store: Arc<ClipStore>, metrics: VideoMetrics) -> Arc<TableClips> {
         Arc::new(TableClips {
             store,
             active: Mutex::new(None),
+            metrics,
         })
     }
 
@@ -333,6 +336,7 @@ impl TableClips {
                     bytes = file.size_bytes,
                     "round clip written"
                 );
+                self.metrics.clips_written.inc();
                 ClipState::Done(file)
             }
             Ok(Err(why)) => {

@@ -9,6 +9,7 @@ use tokio::sync::{broadcast, watch};
 use tonic::Status;
 
 use super::viewer::{self, VideoBytes};
+use crate::metrics::VideoMetrics;
 
 /// Units a viewer may be behind before it is cut back to the next keyframe: one second at
 /// 30 fps. Beyond this, what it shows is no longer "live".
@@ -44,16 +45,23 @@ pub(crate) struct VideoRelay {
     /// Set when the broadcaster shuts down: every viewer's and publisher's stream ends,
     /// so that the server can drain its connections.
     closed: watch::Sender<bool>,
+    metrics: VideoMetrics,
 }
 
 impl VideoRelay {
-    pub(crate) fn new(table_id: &str) -> VideoRelay {
+    pub(crate) fn new(table_id: &str, metrics: VideoMetrics) -> VideoRelay {
         VideoRelay {
             table_id: table_id.to_owned(),
             gop: Mutex::new(Gop::default()),
             sender: broadcast::channel(BROADCAST).0,
             closed: watch::channel(false).0,
+            metrics,
         }
+    }
+
+    /// The table's video handles (the clip recorder counts into them too).
+    pub(crate) fn metrics(&self) -> &VideoMetrics {
+        &self.metrics
     }
 
     /// Ends every stream of this table's video, now and from now on.
@@ -87,6 +95,7 @@ impl VideoRelay {
             )));
         }
         gop.publishing = true;
+        self.metrics.publisher_connected.set(1);
         Ok(PublisherGuard {
             relay: Arc::clone(self),
         })
@@ -115,6 +124,7 @@ impl VideoRelay {
         // Under the GOP lock, so a viewer joining now sees each unit exactly once: in the
         // GOP it copies or on the channel it subscribes to, never both.
         let _ = self.sender.send(relayed);
+        self.metrics.units_relayed.inc();
     }
 
     /// Whether a publisher is sending the table's video now.
@@ -137,7 +147,7 @@ impl VideoRelay {
         let backlog = gop.units.clone();
         let receiver = self.sender.subscribe();
         drop(gop);
-        viewer::stream(backlog, receiver, self.closed())
+        viewer::stream(backlog, receiver, self.closed(), self.metrics.clone())
     }
 }
 
@@ -154,6 +164,7 @@ impl Drop for PublisherGuard {
         gop.publishing = false;
         gop.units.clear();
         gop.bytes = 0;
+        self.relay.metrics.publisher_connected.set(0);
     }
 }
 
@@ -184,7 +195,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_new_viewer_starts_at_the_last_keyframe_then_goes_live() {
-        let relay = Arc::new(VideoRelay::new("T01"));
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
         let _publisher = relay.claim().expect("first publisher");
         for s in 1..=3 {
             relay.relay(&unit(s, s == 1));
@@ -200,7 +211,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_viewer_that_joins_before_any_keyframe_waits_for_one() {
-        let relay = Arc::new(VideoRelay::new("T01"));
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
         let _publisher = relay.claim().expect("first publisher");
         let mut viewer = relay.watch();
         relay.relay(&unit(7, false));
@@ -210,7 +221,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_viewer_too_far_behind_skips_to_the_next_keyframe() {
-        let relay = Arc::new(VideoRelay::new("T01"));
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
         let _publisher = relay.claim().expect("first publisher");
         let mut viewer = relay.watch();
         relay.relay(&unit(1, true));
@@ -222,6 +233,7 @@ mod tests {
         relay.relay(&unit(last + 1, true));
         relay.relay(&unit(last + 2, false));
         assert_eq!(next_sequence(&mut viewer).await, 1);
+        assert_eq!(relay.metrics().viewer_skips.get(), 0);
         // Units 2.. were queued when it was already more than LAG_LIMIT behind.
         let mut seen = Vec::new();
         while seen.last() != Some(&(last + 2)) {
@@ -235,11 +247,62 @@ mod tests {
         assert_eq!(&seen[keyframe_at..], &[last + 1, last + 2]);
         // Before the keyframe, only the tail that was within LAG_LIMIT when read.
         assert!(seen[..keyframe_at].windows(2).all(|w| w[1] == w[0] + 1));
+        // One jump, over every unit it was not sent.
+        let sent_before_keyframe = keyframe_at as u64;
+        assert_eq!(relay.metrics().viewer_skips.get(), 1);
+        assert_eq!(
+            relay.metrics().units_skipped.get(),
+            last - 1 - sent_before_keyframe
+        );
+        assert_eq!(relay.metrics().units_relayed.get(), last + 2);
+    }
+
+    #[tokio::test]
+    async fn a_viewer_that_lost_units_to_the_broadcast_counts_them_as_skipped() {
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
+        let _publisher = relay.claim().expect("first publisher");
+        let mut viewer = relay.watch();
+        relay.relay(&unit(1, true));
+        let last = 1 + BROADCAST as u64 + 50;
+        for s in 2..=last {
+            relay.relay(&unit(s, false));
+        }
+        relay.relay(&unit(last + 1, true));
+        // The broadcast kept only its last BROADCAST units: the keyframe 1 is gone too.
+        assert_eq!(next_sequence(&mut viewer).await, last + 1);
+        assert_eq!(relay.metrics().viewer_skips.get(), 1);
+        assert_eq!(relay.metrics().units_skipped.get(), last);
+    }
+
+    #[tokio::test]
+    async fn viewers_and_the_publisher_are_counted_while_connected() {
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
+        let metrics = relay.metrics().clone();
+        assert_eq!(metrics.publisher_connected.get(), 0);
+        let publisher = relay.claim().expect("first publisher");
+        assert_eq!(metrics.publisher_connected.get(), 1);
+        let first = relay.watch();
+        let second = relay.watch();
+        assert_eq!(metrics.viewers.get(), 2);
+        drop(first);
+        assert_eq!(metrics.viewers.get(), 1);
+        drop(publisher);
+        assert_eq!(metrics.publisher_connected.get(), 0);
+        drop(second);
+        assert_eq!(metrics.viewers.get(), 0);
+        // A viewer that joins before any keyframe waits; that is no skip.
+        let _publisher = relay.claim().expect("free again");
+        let mut waiting = relay.watch();
+        relay.relay(&unit(1, false));
+        relay.relay(&unit(2, true));
+        assert_eq!(next_sequence(&mut waiting).await, 2);
+        assert_eq!(metrics.viewer_skips.get(), 0);
+        assert_eq!(metrics.units_skipped.get(), 0);
     }
 
     #[tokio::test]
     async fn closing_ends_every_viewers_stream() {
-        let relay = Arc::new(VideoRelay::new("T01"));
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
         let _publisher = relay.claim().expect("first publisher");
         relay.relay(&unit(1, true));
         let mut viewer = relay.watch();
@@ -254,7 +317,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_second_publisher_is_refused_until_the_first_leaves_and_the_gop_goes_with_it() {
-        let relay = Arc::new(VideoRelay::new("T01"));
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
         let first = relay.claim().expect("first publisher");
         relay.relay(&unit(1, true));
         let refused = relay.claim().expect_err("second publisher");

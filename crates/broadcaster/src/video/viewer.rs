@@ -18,27 +18,51 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tonic::Status;
 
 use super::relay::{LAG_LIMIT, Relayed};
+use crate::metrics::VideoMetrics;
 
 /// A viewer's stream of encoded `VideoAccessUnit`s.
 pub(crate) type VideoBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
 
+/// Whether units are dropped until a keyframe, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skipping {
+    No,
+    /// A viewer that joined with no GOP to start from waits for the first keyframe.
+    FirstKeyframe,
+    /// The viewer fell behind: what it skips is counted.
+    Behind,
+}
+
 struct Viewer {
     backlog: std::vec::IntoIter<Arc<Relayed>>,
     receiver: broadcast::Receiver<Arc<Relayed>>,
-    /// Dropping units until a keyframe (also before the first one).
-    skipping: bool,
+    skipping: Skipping,
+    metrics: VideoMetrics,
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        self.metrics.viewers.dec();
+    }
 }
 
 pub(super) fn stream(
     backlog: Vec<Arc<Relayed>>,
     receiver: broadcast::Receiver<Arc<Relayed>>,
     closed: impl Future<Output = ()> + Send + 'static,
+    metrics: VideoMetrics,
 ) -> VideoBytes {
+    metrics.viewers.inc();
     let viewer = Viewer {
         // The backlog, when there is one, starts with a keyframe.
-        skipping: backlog.is_empty(),
+        skipping: if backlog.is_empty() {
+            Skipping::FirstKeyframe
+        } else {
+            Skipping::No
+        },
         backlog: backlog.into_iter(),
         receiver,
+        metrics,
     };
     let closed: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(closed);
     Box::pin(futures::stream::unfold(
@@ -62,20 +86,32 @@ impl Viewer {
         loop {
             match self.receiver.recv().await {
                 Ok(unit) if unit.keyframe => {
-                    self.skipping = false;
+                    self.skipping = Skipping::No;
                     return Some(unit.encoded.clone());
                 }
-                Ok(_) if self.skipping => {}
+                Ok(_) if self.skipping == Skipping::FirstKeyframe => {}
+                Ok(_) if self.skipping == Skipping::Behind => {
+                    self.metrics.units_skipped.inc();
+                }
                 Ok(unit) => {
                     if self.receiver.len() > LAG_LIMIT {
-                        self.skipping = true;
+                        self.fall_behind(1);
                     } else {
                         return Some(unit.encoded.clone());
                     }
                 }
-                Err(RecvError::Lagged(_)) => self.skipping = true,
+                Err(RecvError::Lagged(missed)) => self.fall_behind(missed),
                 Err(RecvError::Closed) => return None,
             }
         }
+    }
+
+    /// Skips to the next keyframe, `units` gone already.
+    fn fall_behind(&mut self, units: u64) {
+        if self.skipping != Skipping::Behind {
+            self.metrics.viewer_skips.inc();
+        }
+        self.skipping = Skipping::Behind;
+        self.metrics.units_skipped.inc_by(units);
     }
 }

@@ -1,0 +1,158 @@
+//! `banco`: one binary for every service, client and tool of a banco table.
+//!
+//! A library as well as the binary (`src/main.rs` only calls [`main`]), so that the fuzz
+//! targets and the end-to-end tests can reach the services' real flags
+//! ([`service_command`]) without running the binary.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+
+mod archive;
+mod audit;
+mod bench;
+mod bots;
+mod broadcaster;
+mod config;
+mod croupier;
+mod demo;
+mod judge;
+mod logging;
+mod metrics_http;
+mod odds;
+mod ops;
+mod player;
+mod roads;
+mod shoe_sim;
+mod stream;
+mod stream_metrics;
+mod token;
+mod validator;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "banco",
+    version,
+    about = "Live Punto Banco: rules, services and tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The rules engine as a tool: judge hands for an audit replay.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Exact probabilities and return to player of a shoe, full or depleted.
+    Odds(odds::OddsArgs),
+    /// Draw the scoreboard roads (bead plate, Big Road, derived roads) of a run of results.
+    Roads(roads::RoadsArgs),
+    /// A whole live table on this machine (`table`), or a seeded shoe through the rules
+    /// engine alone (`rules`).
+    #[command(subcommand)]
+    Demo(demo::DemoCommand),
+    /// Serve RulesService, the stateless rules authority, with health and reflection.
+    Validator(validator::ValidatorArgs),
+    /// Serve one table: its actor behind TableService and PlayerService.
+    Broadcaster(Box<broadcaster::BroadcasterArgs>),
+    /// Serve ArchiveService: the tamper-evident store of every round (SQLite or PostgreSQL).
+    Archive(archive::ArchiveArgs),
+    /// The auditor's client of the archive: rounds, round, shoe, stats, bets, export, verify.
+    Audit(audit::AuditArgs),
+    /// Send one croupier command to a table and print the table after it.
+    Croupier(croupier::CroupierArgs),
+    /// The reference player client: lobby, live events, bets, history, balance, chat.
+    Player(player::PlayerArgs),
+    /// The table camera (or a test pattern) with the round overlay, as low-latency H.264
+    /// published to the broadcaster; reconnects by itself.
+    Stream(Box<stream::StreamArgs>),
+    /// A simulated shoe reader: a seeded shuffled shoe, one card per line into the
+    /// console's scanner source each time the table wants one, with the odd misread.
+    ShoeSim(shoe_sim::ShoeSimArgs),
+    /// Simulated players that watch and bet like people, for demos and load.
+    Bots(bots::BotsArgs),
+    /// Signing keys and signed, expiring bearer tokens for every role.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
+    /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// Reads JSON lines `{"cards": [...]}` on stdin and prints one judged hand per line.
+    Judge(judge::JudgeArgs),
+}
+
+/// The subcommands that take `--config` and `--print-config`.
+pub const SERVICES: [&str; 4] = config::SERVICES;
+
+/// The clap command of the service subcommand `name` (one of [`SERVICES`]), with its
+/// `BANCO_<SERVICE>_<KEY>` variables, as `banco` parses it; `None` for any other name.
+pub fn service_command(name: &str) -> Option<clap::Command> {
+    if !SERVICES.contains(&name) {
+        return None;
+    }
+    Cli::command()
+        .find_subcommand(name)
+        .cloned()
+        .map(banco_config::with_env)
+}
+
+/// `banco` with the process's arguments; its exit status.
+pub fn main() -> ExitCode {
+    let matches = match config::matches(Cli::command(), std::env::args_os().collect()) {
+        Ok(matches) => matches,
+        Err(err) => {
+            eprintln!("banco: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match config::printed(&Cli::command(), &matches) {
+        Ok(Some(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(None) => {}
+        Err(err) => {
+            eprintln!("banco: {err:#}");
+            return ExitCode::from(2);
+        }
+    }
+    if let Some((name, sub)) = matches.subcommand()
+        && config::SERVICES.contains(&name)
+        && let Some(format) = sub.get_one::<logging::LogFormat>("log_format")
+    {
+        logging::init(*format);
+    } else if matches.subcommand_name() == Some("bench") {
+        logging::init_for_bench();
+    }
+    let result = match cli.command {
+        Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
+        Command::Odds(args) => odds::run(&args),
+        Command::Roads(args) => roads::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Validator(args) => validator::run(&args),
+        Command::Token(command) => token::run(&command),
+        Command::Broadcaster(args) => broadcaster::run(&args),
+        Command::Croupier(args) => croupier::run(&args),
+        Command::Archive(args) => archive::run(&args),
+        Command::Audit(args) => audit::run(&args),
+        Command::Player(args) => player::run(&args),
+        Command::Bots(args) => bots::run(&args),
+        Command::Stream(args) => stream::run(&args),
+        Command::ShoeSim(args) => shoe_sim::run(&args),
+        Command::Bench(command) => bench::run(&command),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            logging::fatal(&err);
+            ExitCode::from(2)
+        }
+    }
+}
