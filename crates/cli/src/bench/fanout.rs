@@ -374,6 +374,9 @@ async fn run_banco(
         }
         dealer.confirm(round_id).await?;
     }
+    // The last card is timed alone too: the word that the run is over wakes every
+    // subscriber, which would otherwise land in the middle of its fan-out.
+    tick.tick().await;
     let report = child.finish(dealer.dealt.len()).await?;
     let wall = started.elapsed();
     let server_cpu = cpu_of(None)?.saturating_sub(cpu_before);
@@ -452,6 +455,8 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
             .context("NATS publish")?;
         publisher.flush().await.context("NATS flush")?;
     }
+    // As for banco: the last event's fan-out is over before the word that the run is.
+    tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;
     let started = Instant::now() - started.elapsed();
     let report = child.finish(dealt.len()).await?;
     let wall = started.elapsed();
