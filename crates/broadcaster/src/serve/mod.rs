@@ -8,6 +8,7 @@
 //! Connections are served on threads of their own ([`threads`]).
 
 mod connection;
+mod deadline;
 mod pumps;
 mod request;
 mod threads;

@@ -15,6 +15,8 @@ use tonic::service::Routes;
 use tonic::transport::server::TcpConnectInfo;
 use tower_service::Service as _;
 
+use super::deadline;
+
 /// A request's body, as its stream delivers it (each DATA frame's window released once it
 /// is handed on, as hyper does).
 pub(super) struct RecvBody {
@@ -74,6 +76,15 @@ pub(super) fn routed(
     http::Request::from_parts(parts, Body::new(RecvBody::new(recv)))
 }
 
+/// How a call's wait for its answer ended.
+enum Answer<R> {
+    Response(R),
+    /// The client reset the stream.
+    Reset,
+    /// The caller's deadline passed first.
+    Late,
+}
+
 /// Serves one call through `routes` and writes its response.
 pub(super) async fn serve(
     mut routes: Routes,
@@ -81,22 +92,44 @@ pub(super) async fn serve(
     mut respond: SendResponse<Bytes>,
     peer: TcpConnectInfo,
 ) {
+    let timeout = match deadline::of(request.headers()) {
+        Ok(timeout) => timeout,
+        Err(refused) => {
+            let _ = respond.send_response(refused.into_http(), true);
+            return;
+        }
+    };
     let request = routed(request, &peer);
-    // Until the routes answer, a client that gives up resets the stream: stop waiting.
+    // Until the routes answer, a client that gives up resets the stream, and one whose
+    // deadline passes is told so: stop waiting (the handler is dropped).
     let answered = {
         let mut call = std::pin::pin!(routes.call(request));
+        let mut expired = std::pin::pin!(async move {
+            match timeout {
+                Some(timeout) => tokio::time::sleep(timeout).await,
+                None => std::future::pending().await,
+            }
+        });
         poll_fn(|cx| {
             if respond.poll_reset(cx).is_ready() {
-                return Poll::Ready(None);
+                return Poll::Ready(Answer::Reset);
             }
-            call.as_mut().poll(cx).map(Some)
+            if let Poll::Ready(response) = call.as_mut().poll(cx) {
+                return Poll::Ready(Answer::Response(response));
+            }
+            expired.as_mut().poll(cx).map(|()| Answer::Late)
         })
         .await
     };
     let response = match answered {
-        Some(Ok(response)) => response,
-        Some(Err(never)) => match never {},
-        None => return,
+        Answer::Response(Ok(response)) => response,
+        Answer::Response(Err(never)) => match never {},
+        Answer::Reset => return,
+        Answer::Late => {
+            let late = deadline::exceeded(timeout.unwrap_or_default());
+            let _ = respond.send_response(late.into_http(), true);
+            return;
+        }
     };
     let (parts, body) = response.into_parts();
     let end = body.is_end_stream();
@@ -172,4 +205,102 @@ async fn capacity(send: &mut SendStream<Bytes>, wanted: usize) -> Option<usize> 
         }
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::convert::Infallible;
+    use std::future::Future;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A service that answers OK after `delay`.
+    #[derive(Clone)]
+    struct Slow {
+        delay: Duration,
+    }
+
+    impl tonic::server::NamedService for Slow {
+        const NAME: &'static str = "test.Slow";
+    }
+
+    impl tower_service::Service<http::Request<Body>> for Slow {
+        type Response = http::Response<Body>;
+        type Error = Infallible;
+        type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: http::Request<Body>) -> Self::Future {
+            let delay = self.delay;
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                Ok(tonic::Status::ok("").into_http())
+            })
+        }
+    }
+
+    /// The grpc-status and -message of a call to a [`Slow`] of `delay`, sent with
+    /// `timeout` as its `grpc-timeout`, through [`serve`] on an in-memory HTTP/2
+    /// connection.
+    async fn call(delay: Duration, timeout: Option<&str>) -> (String, String) {
+        let routes = Routes::new(Slow { delay });
+        let (client_io, server_io) = tokio::io::duplex(64 << 10);
+        tokio::spawn(async move {
+            let mut connection = h2::server::handshake(server_io).await.unwrap();
+            while let Some(Ok((request, respond))) = connection.accept().await {
+                let peer = TcpConnectInfo {
+                    local_addr: None,
+                    remote_addr: None,
+                };
+                tokio::spawn(serve(routes.clone(), request, respond, peer));
+            }
+        });
+        let (mut client, connection) = h2::client::handshake(client_io).await.unwrap();
+        tokio::spawn(connection);
+        let mut request = http::Request::post("http://banco/test.Slow/Call")
+            .header("content-type", "application/grpc")
+            .header("te", "trailers");
+        if let Some(timeout) = timeout {
+            request = request.header("grpc-timeout", timeout);
+        }
+        let (response, _) = client
+            .send_request(request.body(()).unwrap(), true)
+            .unwrap();
+        let response = tokio::time::timeout(Duration::from_secs(30), response)
+            .await
+            .expect("an answer")
+            .unwrap();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default()
+        };
+        (header("grpc-status"), header("grpc-message"))
+    }
+
+    #[tokio::test]
+    async fn a_call_past_the_callers_deadline_is_answered_deadline_exceeded() {
+        // The handler would answer after a minute; the caller gave it 50 ms.
+        let (status, message) = call(Duration::from_secs(60), Some("50m")).await;
+        assert_eq!(status, (tonic::Code::DeadlineExceeded as i32).to_string());
+        assert!(message.contains("grpc-timeout"), "{message}");
+        // Within its deadline, or with none, the answer is the handler's.
+        let ok = (tonic::Code::Ok as i32).to_string();
+        assert_eq!(call(Duration::ZERO, Some("10S")).await.0, ok);
+        assert_eq!(call(Duration::from_millis(10), None).await.0, ok);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_deadline_is_refused_naming_it() {
+        let (status, message) = call(Duration::ZERO, Some("soon")).await;
+        assert_eq!(status, (tonic::Code::InvalidArgument as i32).to_string());
+        assert!(message.contains("grpc-timeout"), "{message}");
+    }
 }
