@@ -190,7 +190,7 @@ impl FuzzToolchain {
             Ok("") | Err(_) => {}
             Ok(other) => bail!("XTASK_FUZZ_TOOLCHAIN={other}: give stable or nightly"),
         }
-        let nightly = Command::new("cargo")
+        let nightly = cargo_command("cargo")
             .args(["+nightly", "--version"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -212,7 +212,7 @@ impl FuzzToolchain {
 
     /// `cargo fuzz` on this toolchain.
     fn cargo_fuzz(self) -> Command {
-        let mut command = Command::new("cargo");
+        let mut command = cargo_command("cargo");
         match self {
             FuzzToolchain::Nightly => {
                 command.arg("+nightly");
@@ -253,7 +253,7 @@ fn fuzz_run(seconds: u32) -> Result<()> {
     eprintln!("xtask: fuzzing on {}", toolchain.name());
     if !toolchain.has_cargo_fuzz() {
         eprintln!("xtask: installing cargo-fuzz");
-        let status = Command::new("cargo")
+        let status = cargo_command("cargo")
             .args(["install", "cargo-fuzz", "--locked"])
             .status()
             .context("could not start cargo install")?;
@@ -338,7 +338,7 @@ fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("xtask: cargo {}", args.join(" "));
     let root = root();
-    let status = Command::new(cargo)
+    let status = cargo_command(cargo)
         .args(args)
         .current_dir(&root)
         .env("CARGO_TARGET_DIR", target_dir(&root))
@@ -349,6 +349,33 @@ fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
         bail!("`cargo {}` failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+/// A cargo command without what `cargo run` set for this xtask (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_NAME`, …). Build scripts that watch one of them (ring watches
+/// `CARGO_MANIFEST_DIR`) would see it change between `cargo xtask …` and a plain
+/// `cargo …`, and everything above them would be rebuilt each time one follows the other
+/// (two minutes of release build, measured).
+fn cargo_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_run) {
+            command.env_remove(&name);
+        }
+    }
+    command
+}
+
+fn set_by_cargo_run(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_MANIFEST_LINKS"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_BIN_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+    ) || name.starts_with("CARGO_PKG_")
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -379,5 +406,25 @@ mod tests {
         );
         assert_eq!(done_line("#1024\tpulse  cov: 12 ft: 13 corp: 4/20b"), None);
         assert_eq!(done_line("Done lots runs in 2 second(s)"), None);
+    }
+
+    #[test]
+    fn cargo_runs_without_what_cargo_run_set_for_the_xtask() {
+        // This test runs under cargo, which sets them as `cargo run` does.
+        assert!(env::var_os("CARGO_MANIFEST_DIR").is_some());
+        let command = cargo_command("cargo");
+        let removed: Vec<_> = command
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            removed.iter().any(|n| n == "CARGO_MANIFEST_DIR"),
+            "{removed:?}"
+        );
+        assert!(removed.iter().any(|n| n == "CARGO_PKG_NAME"), "{removed:?}");
+        assert!(set_by_cargo_run("CARGO_PKG_VERSION"));
+        assert!(!set_by_cargo_run("CARGO_TARGET_DIR"));
+        assert!(!set_by_cargo_run("CARGO_HOME"));
     }
 }
