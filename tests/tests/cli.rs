@@ -182,3 +182,37 @@ fn demo_replays_the_same_shoe_for_the_same_seed() {
     assert_eq!(a.stdout, b.stdout);
     assert!(String::from_utf8_lossy(&a.stdout).contains("shoe ended after"));
 }
+
+/// The demo's children are told to stop with it by their environment; a value that is not
+/// a process id, or names a parent already gone, stops the command before it does
+/// anything, saying so.
+#[test]
+fn stop_with_parent_refuses_a_bad_pid_or_a_parent_already_gone() {
+    let with = |value: &str| {
+        banco()
+            .arg("--version")
+            .env("BANCO_STOP_WITH_PARENT", value)
+            .output()
+            .unwrap()
+    };
+    let out = with("soon");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("BANCO_STOP_WITH_PARENT=\"soon\": not a process id"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    // This test is the parent, not process 1.
+    let out = with("1");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("process 1, has already exited"), "{stderr}");
+    // Its real parent: it runs.
+    let out = with(&std::process::id().to_string());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -495,3 +495,97 @@ fn the_demo_refuses_a_folder_it_did_not_make() {
         "mine"
     );
 }
+
+/// The demo killed outright (as when its terminal window is closed: no time to stop its
+/// children): every process it started stops by itself, instead of holding its port and
+/// the CPU with no one to see it.
+#[test]
+fn the_demos_processes_stop_when_the_demo_is_killed() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut demo = KillOnDrop(
+        banco()
+            .args(["demo", "table", "--headless", "--rounds", "1000"])
+            .args(["--betting-seconds", "2", "--no-video", "--data-dir"])
+            .arg(dir.path().join("demo-data"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let demo = &mut demo.0;
+    let stdout = demo.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    // Every service and the bots are up once the built-in croupier starts.
+    let playing = lines.any(|line| line.unwrap().contains("the built-in croupier plays"));
+    assert!(playing, "the demo never started playing");
+    let children = children_of(demo.id());
+    for name in ["validator", "archive", "broadcaster", "bots"] {
+        assert!(
+            children
+                .iter()
+                .any(|(_, command)| command.contains(&format!("banco {name} "))),
+            "no {name} among {children:?}"
+        );
+    }
+    demo.kill().unwrap();
+    demo.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left: Vec<_> = children.iter().filter(|(pid, _)| alive(*pid)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running a minute after the demo was killed: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A process killed when the test ends, passed or failed.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The processes whose parent is `parent`: (pid, command line).
+fn children_of(parent: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        if ppid == Some(parent) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+/// Whether `pid` runs (a zombie waiting to be reaped by whoever adopted it has stopped).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}

@@ -24,6 +24,7 @@ mod ops;
 mod player;
 mod roads;
 mod shoe_sim;
+mod stop_with_parent;
 mod stream;
 mod stream_metrics;
 mod token;
@@ -104,6 +105,10 @@ pub fn service_command(name: &str) -> Option<clap::Command> {
 
 /// `banco` with the process's arguments; its exit status.
 pub fn main() -> ExitCode {
+    if let Err(err) = stop_with_parent::apply() {
+        eprintln!("banco: {err:#}");
+        return ExitCode::from(2);
+    }
     let matches = match config::matches(Cli::command(), std::env::args_os().collect()) {
         Ok(matches) => matches,
         Err(err) => {

@@ -1,7 +1,10 @@
 //! The demo's child processes: each logs to `<data-dir>/logs/<name>.log`, runs in a process
 //! group of its own (so a Ctrl-C at the terminal reaches the demo, which then stops them in
 //! order, instead of every process at once), and is stopped politely (SIGINT), then killed.
+//! If the demo dies first (its terminal closed), each stops itself ([`stop_with_parent`]).
 //! One that dies early is named, with the tail of its log.
+//!
+//! [`stop_with_parent`]: crate::stop_with_parent
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -65,7 +68,8 @@ impl Children {
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
-            .process_group(0);
+            .process_group(0)
+            .env(crate::stop_with_parent::ENV, std::process::id().to_string());
         let process = command
             .spawn()
             .with_context(|| format!("could not start {name} ({command:?})"))?;
