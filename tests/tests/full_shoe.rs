@@ -519,15 +519,31 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
     // Every service and the bots are up once the built-in croupier starts.
     let playing = lines.any(|line| line.unwrap().contains("the built-in croupier plays"));
     assert!(playing, "the demo never started playing");
-    let children = children_of(demo.id());
-    for name in ["validator", "archive", "broadcaster", "bots"] {
+    // A child's command line is empty for a moment after its exec, which is when the
+    // last one started may be read.
+    let names = ["validator", "archive", "broadcaster", "bots"];
+    let started = Instant::now();
+    let children = loop {
+        let children = children_of(demo.id());
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|name| {
+                !children
+                    .iter()
+                    .any(|(_, command)| command.contains(&format!("banco {name} ")))
+            })
+            .collect();
+        if missing.is_empty() {
+            break children;
+        }
         assert!(
-            children
-                .iter()
-                .any(|(_, command)| command.contains(&format!("banco {name} "))),
-            "no {name} among {children:?}"
+            started.elapsed() < Duration::from_secs(10),
+            "no {missing:?} among {children:?}\n{}",
+            log_tails(&dir.path().join("demo-data").join("logs"))
         );
-    }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     demo.kill().unwrap();
     demo.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -538,10 +554,26 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
         }
         assert!(
             Instant::now() < deadline,
-            "still running a minute after the demo was killed: {left:?}"
+            "still running a minute after the demo was killed: {left:?}\n{}",
+            log_tails(&dir.path().join("demo-data").join("logs"))
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The last lines of every log in `logs`, to say why a test failed.
+fn log_tails(logs: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(logs) else {
+        return format!("(no logs in {})", logs.display());
+    };
+    let mut tails = Vec::new();
+    for log in entries.flatten() {
+        let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        tails.push(format!("--- {}:\n{tail}", log.path().display()));
+    }
+    tails.join("\n")
 }
 
 /// A process killed when the test ends, passed or failed.

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -329,11 +330,17 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.metrics = hub_metrics;
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
-        let served = serve(listener, options, shutdown_signal()).await;
+        let stopping = async {
+            shutdown_signal().await;
+            stop_deadline();
+        };
+        let served = serve(listener, options, stopping).await;
         // Answer and journal what is queued, then stop, even if serving failed.
+        STOP_STAGE.store(1, Ordering::Relaxed);
         for task in tasks {
             task.shutdown().await;
         }
+        STOP_STAGE.store(2, Ordering::Relaxed);
         served?;
         anyhow::Ok(())
     })?;
@@ -442,6 +449,37 @@ async fn open_first_shoe(handle: &TableHandle, shoe: ShoeConfig) -> anyhow::Resu
 }
 
 /// Ctrl-C, or SIGTERM on Unix (what service managers send).
+/// How long a stop may take once asked: connections get 10 s to end their calls, then
+/// the tables answer and journal what is queued. Past it the process exits anyway, naming
+/// the stage it was stuck in: every command a table answered is journaled already, so
+/// nothing is lost, and a broadcaster that never stops would hold its port and journal.
+const STOP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Where a stop has got to, for [`stop_deadline`]'s message.
+static STOP_STAGE: AtomicUsize = AtomicUsize::new(0);
+const STOP_STAGES: [&str; 3] = [
+    "connections finishing their calls",
+    "tables journaling what is queued",
+    "releasing the runtime",
+];
+
+fn stop_deadline() {
+    tracing::info!("stopping: connections get 10 s to end their calls");
+    std::thread::spawn(|| {
+        std::thread::sleep(STOP_DEADLINE);
+        let stage = STOP_STAGES
+            .get(STOP_STAGE.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or("unknown");
+        tracing::error!(
+            stage,
+            "not stopped {STOP_DEADLINE:?} after being asked: exiting now (every answered \
+             command is journaled)"
+        );
+        std::process::exit(1);
+    });
+}
+
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
