@@ -1,12 +1,12 @@
 //! The services' `--config` files, read against the real flags of `banco validator`,
 //! `broadcaster`, `archive` and `stream`. Never a panic; every refusal names a key of the
-//! file (or says the text is not TOML); each key of an accepted file becomes one setting;
-//! an accepted file printed back by `--print-config`'s printer reads again to the same
-//! settings, and prints again to the same text.
+//! file (or says the text is not TOML), conflicts included; each key of an accepted file
+//! becomes one setting; an accepted file printed back by `--print-config`'s printer reads
+//! again to the same settings, without a conflict, and prints again to the same text.
 
 use std::sync::OnceLock;
 
-use banco_config::{ConfigError, Setting, print, read, with_settings};
+use banco_config::{ConfigError, Setting, check_conflicts, print, read, with_settings};
 use clap::Command;
 use clap::error::ErrorKind;
 
@@ -83,15 +83,32 @@ fn check_refusal(text: &str, name: &str, error: &ConfigError) {
 }
 
 /// The settings as the service sees them (no flags given), printed; `None` when the file
-/// leaves out a flag the service requires (the command line may give it).
+/// leaves out a flag the service requires (the command line may give it), or gives two
+/// that conflict (refused by name, checked here).
 fn printed(service: &Command, settings: &[Setting]) -> Option<String> {
     let name = service.get_name();
-    let matches = match with_settings(service.clone(), settings).try_get_matches_from([name]) {
+    let command = with_settings(service.clone(), settings);
+    let matches = match command.clone().try_get_matches_from([name]) {
         Ok(matches) => matches,
         Err(error) if error.kind() == ErrorKind::MissingRequiredArgument => return None,
         // Any other error would reach the operator from clap, without the file's name.
         Err(error) => panic!("{name}: accepted settings {settings:?} are refused by clap: {error}"),
     };
+    if let Err(error) = check_conflicts(&command, settings, &matches) {
+        let key = error
+            .key()
+            .unwrap_or_else(|| panic!("{name}: {error} names no key"));
+        assert!(
+            settings.iter().any(|s| s.key == key),
+            "{name}: a conflict on `{key}`, which the file does not have: {error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("`{}`", key.escape_debug()))
+        );
+        return None;
+    }
     Some(print(service, &matches).unwrap_or_else(|e| panic!("{name}: {e}")))
 }
 

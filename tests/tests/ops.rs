@@ -498,3 +498,60 @@ fn an_unknown_key_or_a_bad_value_in_the_config_file_is_refused_by_name() {
         assert!(stderr.contains("v.toml"), "{text}: {stderr}");
     }
 }
+
+/// Keys of a config file that clap would refuse together as flags are refused too, naming
+/// both, and so is a key that a flag on the command line or a variable conflicts with:
+/// the service does not start with one of them silently ignored.
+#[test]
+fn conflicting_settings_from_the_config_file_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("b.toml");
+    let run = |text: &str, args: &[&str], env: &[(&str, &str)]| {
+        std::fs::write(&file, format!("service_token_file = \"t\"\n{text}")).unwrap();
+        let out = banco()
+            .args(["broadcaster", "--print-config", "--config"])
+            .arg(&file)
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (text, args, env, expected) in [
+        (
+            "no_clips = true\nclips_dir = \"clips\"\n",
+            &[][..],
+            &[][..],
+            "`clips_dir` cannot be used with `no_clips` in the same file",
+        ),
+        (
+            "seven_tiers = true\ntable = [\"T02\"]\n",
+            &[],
+            &[],
+            "cannot be used with",
+        ),
+        (
+            "no_clips = true\n",
+            &["--clips-dir", "clips"],
+            &[],
+            "`no_clips` cannot be used with --clips-dir on the command line",
+        ),
+        (
+            "no_clips = true\n",
+            &[],
+            &[("BANCO_BROADCASTER_CLIPS_DIR", "clips")],
+            "`no_clips` cannot be used with BANCO_BROADCASTER_CLIPS_DIR",
+        ),
+    ] {
+        let (code, stderr) = run(text, args, env);
+        assert_eq!(code, Some(2), "{text} {args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{text} {args:?}: {stderr}");
+        assert!(stderr.contains("b.toml"), "{stderr}");
+    }
+    // Without a conflict: accepted (a switch that is off conflicts with nothing).
+    let (code, stderr) = run("no_clips = false\nclips_dir = \"clips\"\n", &[], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+}

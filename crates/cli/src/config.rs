@@ -32,7 +32,15 @@ pub(crate) fn matches(cli: Command, args: Vec<OsString>) -> anyhow::Result<ArgMa
     let settings =
         banco_config::read(&text, sub).map_err(|e| anyhow!("--config {}: {e}", path.display()))?;
     let cli = cli.mut_subcommand(service, |sub| banco_config::with_settings(sub, &settings));
-    Ok(cli.get_matches_from(args))
+    let matches = cli.clone().get_matches_from(args);
+    if let (Some(sub), Some(sub_matches)) = (
+        cli.find_subcommand(service),
+        matches.subcommand_matches(service),
+    ) {
+        banco_config::check_conflicts(sub, &settings, sub_matches)
+            .map_err(|e| anyhow!("--config {}: {e}", path.display()))?;
+    }
+    Ok(matches)
 }
 
 /// `--config FILE` (or `--config=FILE`) from the command line, else its variable.

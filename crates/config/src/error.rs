@@ -13,6 +13,8 @@ pub enum ConfigError {
     UnknownKey { key: String, service: String },
     #[error("`{}`: {why}", .key.escape_debug())]
     BadValue { key: String, why: String },
+    #[error("`{}` cannot be used with {with}", .key.escape_debug())]
+    Conflict { key: String, with: String },
 }
 
 impl ConfigError {
@@ -20,7 +22,9 @@ impl ConfigError {
     pub fn key(&self) -> Option<&str> {
         match self {
             ConfigError::NotToml(_) => None,
-            ConfigError::UnknownKey { key, .. } | ConfigError::BadValue { key, .. } => Some(key),
+            ConfigError::UnknownKey { key, .. }
+            | ConfigError::BadValue { key, .. }
+            | ConfigError::Conflict { key, .. } => Some(key),
         }
     }
 }

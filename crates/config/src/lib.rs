@@ -17,15 +17,19 @@
 //!   its flag's own parser, or a [`ConfigError`] naming the key.
 //! - [`with_settings`]: a service's command with those settings as its flags' defaults.
 //! - [`with_env`]: a `BANCO_<SERVICE>_<KEY>` variable on every setting.
+//! - [`check_conflicts`]: a key refused when a flag it conflicts with is also in effect
+//!   (clap never checks defaults).
 //! - [`print`]: the effective settings of parsed arguments, as TOML.
 
 use clap::{Arg, ArgAction, Command};
 
+mod conflicts;
 mod env;
 mod error;
 mod print;
 mod read;
 
+pub use conflicts::check_conflicts;
 pub use env::with_env;
 pub use error::{ConfigError, PrintError};
 pub use print::print;

@@ -23,8 +23,8 @@ pub struct Setting {
 /// naming the key: a key that is no flag of `service`, a value of the wrong shape (a
 /// table, a list for a flag that takes one value, an empty list, a switch that is neither
 /// `true` nor `false`), and a value the flag's own parser refuses. Relations between flags
-/// (conflicts, one flag requiring another) are left to the whole command line, where the
-/// environment and flags can still complete them.
+/// are left to the whole command line, where the environment and flags can still complete
+/// them: conflicts to [`crate::check_conflicts`], one flag requiring another to the service.
 pub fn read(text: &str, service: &Command) -> Result<Vec<Setting>, ConfigError> {
     let table: toml::Table = text
         .parse()
