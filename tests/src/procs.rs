@@ -173,20 +173,26 @@ impl Service {
     /// Sends SIGINT (what Ctrl-C sends), then waits up to `within` for the process to
     /// exit; whether it did.
     pub fn interrupt(&mut self, within: Duration) -> bool {
+        self.signal("INT", within).is_some()
+    }
+
+    /// Sends `signal` (`INT`, `TERM`, …), then waits up to `within` for the process to
+    /// exit; how it exited, `None` if it still runs.
+    pub fn signal(&mut self, signal: &str, within: Duration) -> Option<std::process::ExitStatus> {
         let sent = std::process::Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
             .status()
             .map(|s| s.success())
             .unwrap_or(false);
-        assert!(sent, "could not send SIGINT");
+        assert!(sent, "could not send SIG{signal}");
         let deadline = std::time::Instant::now() + within;
         while std::time::Instant::now() < deadline {
-            if !self.is_running() {
-                return true;
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        false
+        None
     }
 
     /// The process id.

@@ -555,3 +555,27 @@ fn conflicting_settings_from_the_config_file_are_refused_by_name() {
     let (code, stderr) = run("no_clips = false\nclips_dir = \"clips\"\n", &[], &[]);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// SIGTERM, what systemd, container runtimes and `kill` send, stops each service cleanly
+/// (exit status 0), as Ctrl-C does; before, it killed them mid-stop.
+#[test]
+fn sigterm_stops_every_service_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let db = format!("sqlite://{}", dir.path().join("archive.db").display());
+    let mut archive = banco_e2e::procs::start_archive(&keys, &db, "127.0.0.1:0", None);
+    let mut validator = banco_e2e::procs::start_validator(&keys);
+    let mut broadcaster =
+        BroadcasterSetup::new(&keys, &validator, &dir.path().join("data")).start();
+    for (name, service) in [
+        ("broadcaster", &mut broadcaster),
+        ("validator", &mut validator),
+        ("archive", &mut archive),
+    ] {
+        let asked = std::time::Instant::now();
+        let status = service.signal("TERM", Duration::from_secs(40));
+        let status = status.unwrap_or_else(|| panic!("{name} still runs 40 s after SIGTERM"));
+        assert!(status.success(), "{name} after SIGTERM: {status}");
+        eprintln!("{name}: stopped {:?} after SIGTERM", asked.elapsed());
+    }
+}

@@ -78,6 +78,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
     crate::metrics_http::check(&args.ops)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
+        let stop = crate::stop_signal::StopSignal::listen()?;
         let store = Store::open(&args.db)
             .await
             .with_context(|| format!("--db {}", args.db))?;
@@ -102,9 +103,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
             clips: Some(args.clips_dir()),
             metrics: Some(metrics),
         };
-        serve(listener, options, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        serve(listener, options, stop.requested())
         .await?;
         store.close().await;
         anyhow::Ok(())

@@ -227,6 +227,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
 
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
+        // Before the address is printed: a stop asked while the journals replay is a
+        // clean stop too.
+        let stop = crate::stop_signal::StopSignal::listen()?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("could not listen on {}", args.listen))?;
@@ -331,7 +334,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
         let stopping = async {
-            shutdown_signal().await;
+            stop.requested().await;
             stop_deadline();
         };
         let served = serve(listener, options, stopping).await;
@@ -478,28 +481,6 @@ fn stop_deadline() {
         );
         std::process::exit(1);
     });
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ mod ops;
 mod player;
 mod roads;
 mod shoe_sim;
+mod stop_signal;
 mod stop_with_parent;
 mod stream;
 mod stream_metrics;

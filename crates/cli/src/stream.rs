@@ -138,6 +138,7 @@ async fn stream(
     config: &EncoderConfig,
     token: BearerToken,
 ) -> anyhow::Result<ExitCode> {
+    let stop = crate::stop_signal::StopSignal::listen()?;
     let channel = args.server.lazy_channel()?;
     let publisher = Publisher::new();
     let frames = Arc::new(AtomicU64::new(0));
@@ -186,7 +187,7 @@ async fn stream(
     };
     tokio::pin!(publishing);
     let mut failure = std::pin::pin!(failure);
-    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut interrupted = std::pin::pin!(stop.requested());
     // Each of these completes once and must not be polled again.
     let (mut watching_failure, mut watching_interrupt) = (true, true);
     let outcome = loop {

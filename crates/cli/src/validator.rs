@@ -61,6 +61,7 @@ pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
     crate::metrics_http::check(&args.ops)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
+        let stop = crate::stop_signal::StopSignal::listen()?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("could not listen on {}", args.listen))?;
@@ -74,10 +75,7 @@ pub(crate) fn run(args: &ValidatorArgs) -> anyhow::Result<ExitCode> {
             verifier: Arc::new(verifier),
             metrics: Some(metrics),
         };
-        serve_with_tls(listener, options, tls, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+        serve_with_tls(listener, options, tls, stop.requested()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

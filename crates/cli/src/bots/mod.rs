@@ -117,6 +117,7 @@ fn limits_of(info: &pb::TableInfo) -> [(i64, i64); 9] {
 }
 
 async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result<ExitCode> {
+    let stop = crate::stop_signal::StopSignal::listen()?;
     let mut master = ChaCha20Rng::seed_from_u64(seed);
     let watchers_permille = (args.watchers_share * 1000.0).round() as u64;
     let stats = Arc::new(Stats::new(args.report_every, args.rounds));
@@ -169,6 +170,9 @@ async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result
     }
     drop(stop_tx);
     let mut errors = Vec::new();
+    // One listener for the whole run, so that a signal between two turns is not missed.
+    let mut stop = std::pin::pin!(stop.requested());
+    let mut stopping = false;
     loop {
         tokio::select! {
             joined = tasks.join_next() => match joined {
@@ -177,7 +181,8 @@ async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result
                 Some(Ok(Err(e))) => errors.push(e),
                 Some(Err(e)) => errors.push(anyhow::anyhow!("a bot task failed: {e}")),
             },
-            _ = tokio::signal::ctrl_c() => {
+            () = &mut stop, if !stopping => {
+                stopping = true;
                 stats.stop_all();
             }
         }

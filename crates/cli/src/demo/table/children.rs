@@ -1,6 +1,6 @@
 //! The demo's child processes: each logs to `<data-dir>/logs/<name>.log`, runs in a process
 //! group of its own (so a Ctrl-C at the terminal reaches the demo, which then stops them in
-//! order, instead of every process at once), and is stopped politely (SIGINT), then killed.
+//! order, instead of every process at once), and is stopped politely (SIGTERM), then killed.
 //! If the demo dies first (its terminal closed), each stops itself ([`stop_with_parent`]).
 //! One that dies early is named, with the tail of its log.
 //!
@@ -19,7 +19,7 @@ use anyhow::{Context as _, bail};
 /// How long a service may take to say where it listens (a debug build on a busy machine
 /// opens its database and binds within a few seconds).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long each child gets to stop after SIGINT before it is killed.
+/// How long each child gets to stop after SIGTERM before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of a log shown when its process died.
 const TAIL_LINES: usize = 15;
@@ -165,7 +165,7 @@ impl Children {
             .unwrap_or_default()
     }
 
-    /// Stops one child (SIGINT, then SIGKILL after a while), e.g. the bots before the
+    /// Stops one child (SIGTERM, then SIGKILL after a while), e.g. the bots before the
     /// summary, so their final line is in their log.
     pub(crate) fn interrupt(&mut self, name: &str) -> anyhow::Result<()> {
         let Some(index) = self.running.iter().position(|c| c.name == name) else {
@@ -176,7 +176,7 @@ impl Children {
         Ok(())
     }
 
-    /// Stops every child, the last started first: SIGINT, then SIGKILL after a while.
+    /// Stops every child, the last started first: SIGTERM, then SIGKILL after a while.
     pub(crate) fn stop_all(&mut self) {
         while let Some(child) = self.running.pop() {
             stop(child);
@@ -199,9 +199,10 @@ fn stop(mut child: Running) {
         );
         return;
     }
-    // SIGINT is what each banco command treats as "stop cleanly" (Ctrl-C).
+    // SIGTERM is what each banco service treats as "stop cleanly", as Ctrl-C; unlike
+    // SIGINT it is not ignored in a demo started in the background by a script.
     let sent = Command::new("kill")
-        .args(["-INT", &child.process.id().to_string()])
+        .args(["-TERM", &child.process.id().to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -213,7 +214,7 @@ fn stop(mut child: Running) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    eprintln!("demo: {} did not stop on SIGINT; killing it", child.name);
+    eprintln!("demo: {} did not stop on SIGTERM; killing it", child.name);
     let _ = child.process.kill();
     let _ = child.process.wait();
 }
