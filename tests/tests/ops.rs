@@ -180,9 +180,17 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
         .unwrap_err();
     assert_eq!(bad.code(), tonic::Code::InvalidArgument);
 
-    // Broadcaster: the table's counts.
-    let b = scrape(&broadcaster_metrics);
+    // Broadcaster: the table's counts, once the outbox has the archive's ack (the archive
+    // stores the round a moment before the outbox hears so and lowers its depth).
     let t = "table=\"T01\"";
+    let mut b = scrape(&broadcaster_metrics);
+    for _ in 0..100 {
+        if value(&b, &format!("banco_outbox_depth{{{t}}}")) == 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        b = scrape(&broadcaster_metrics);
+    }
     assert_eq!(value(&b, &format!("banco_bets_accepted_total{{{t}}}")), 1.0);
     assert_eq!(sum(&b, &format!("banco_bets_refused_total{{{t}")), 1.0);
     assert_eq!(
