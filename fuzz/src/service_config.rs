@@ -82,10 +82,10 @@ fn check_refusal(text: &str, name: &str, error: &ConfigError) {
     );
 }
 
-/// The settings as the service sees them (no flags given), printed; `None` when the file
-/// leaves out a flag the service requires (the command line may give it), or gives two
-/// that conflict (refused by name, checked here).
-fn printed(service: &Command, settings: &[Setting]) -> Option<String> {
+/// The settings of `text` as the service sees them (no flags given), printed; `None` when
+/// the file leaves out a flag the service requires (the command line may give it), or
+/// gives two that conflict (a refusal checked as any other).
+fn printed(text: &str, service: &Command, settings: &[Setting]) -> Option<String> {
     let name = service.get_name();
     let command = with_settings(service.clone(), settings);
     let matches = match command.clone().try_get_matches_from([name]) {
@@ -95,18 +95,8 @@ fn printed(service: &Command, settings: &[Setting]) -> Option<String> {
         Err(error) => panic!("{name}: accepted settings {settings:?} are refused by clap: {error}"),
     };
     if let Err(error) = check_conflicts(&command, settings, &matches) {
-        let key = error
-            .key()
-            .unwrap_or_else(|| panic!("{name}: {error} names no key"));
-        assert!(
-            settings.iter().any(|s| s.key == key),
-            "{name}: a conflict on `{key}`, which the file does not have: {error}"
-        );
-        assert!(
-            error
-                .to_string()
-                .contains(&format!("`{}`", key.escape_debug()))
-        );
+        assert!(error.key().is_some(), "{name}: {error} names no key");
+        check_refusal(text, name, &error);
         return None;
     }
     Some(print(service, &matches).unwrap_or_else(|e| panic!("{name}: {e}")))
@@ -114,7 +104,7 @@ fn printed(service: &Command, settings: &[Setting]) -> Option<String> {
 
 fn round_trip(text: &str, service: &Command, settings: &[Setting]) {
     let name = service.get_name();
-    let Some(printed) = printed(service, settings) else {
+    let Some(printed) = printed(text, service, settings) else {
         return;
     };
     let again = read(&printed, service)
@@ -129,7 +119,7 @@ fn round_trip(text: &str, service: &Command, settings: &[Setting]) {
         );
     }
     assert_eq!(
-        self::printed(service, &again).as_deref(),
+        self::printed(&printed, service, &again).as_deref(),
         Some(printed.as_str()),
         "{name}: printed twice differently"
     );

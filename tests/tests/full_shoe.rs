@@ -503,7 +503,7 @@ fn the_demo_refuses_a_folder_it_did_not_make() {
 fn the_demos_processes_stop_when_the_demo_is_killed() {
     use std::io::BufRead as _;
     let dir = tempfile::tempdir().unwrap();
-    let mut demo = KillOnDrop(
+    let mut demo = Proc(
         banco()
             .args(["demo", "table", "--headless", "--rounds", "1000"])
             .args(["--betting-seconds", "2", "--no-video", "--data-dir"])
@@ -576,16 +576,6 @@ fn log_tails(logs: &Path) -> String {
     tails.join("\n")
 }
 
-/// A process killed when the test ends, passed or failed.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The processes whose parent is `parent`: (pid, command line).
 fn children_of(parent: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
@@ -597,14 +587,7 @@ fn children_of(parent: u32) -> Vec<(u32, String)> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        let ppid = stat_fields(pid).and_then(|fields| fields.get(1)?.parse().ok());
         if ppid == Some(parent) {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             found.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
@@ -615,9 +598,15 @@ fn children_of(parent: u32) -> Vec<(u32, String)> {
 
 /// Whether `pid` runs (a zombie waiting to be reaped by whoever adopted it has stopped).
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X")
-    })
+    stat_fields(pid)
+        .and_then(|fields| fields.first().map(|state| state != "Z" && state != "X"))
+        .unwrap_or(false)
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name (`state ppid …`), if the
+/// process exists; the name may hold spaces and parentheses, so it is cut at the last `)`.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    Some(after.split_whitespace().map(str::to_owned).collect())
 }

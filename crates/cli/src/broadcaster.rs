@@ -19,8 +19,8 @@ use anyhow::{Context as _, bail};
 use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{
-    ArchiveClient, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate, RequestLimits,
-    ServeOptions, VideoMetricFamilies, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate,
+    RequestLimits, ServeOptions, VideoMetricFamilies, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -451,8 +451,8 @@ async fn open_first_shoe(handle: &TableHandle, shoe: ShoeConfig) -> anyhow::Resu
     Ok(())
 }
 
-/// Ctrl-C, or SIGTERM on Unix (what service managers send).
-/// How long a stop may take once asked: connections get 10 s to end their calls, then
+/// How long a stop may take once asked: connections get [`CONNECTION_DRAIN`] to end
+/// their calls, then
 /// the tables answer and journal what is queued. Past it the process exits anyway, naming
 /// the stage it was stuck in: every command a table answered is journaled already, so
 /// nothing is lost, and a broadcaster that never stops would hold its port and journal.
@@ -467,7 +467,7 @@ const STOP_STAGES: [&str; 3] = [
 ];
 
 fn stop_deadline() {
-    tracing::info!("stopping: connections get 10 s to end their calls");
+    tracing::info!("stopping: connections get {CONNECTION_DRAIN:?} to end their calls");
     std::thread::spawn(|| {
         std::thread::sleep(STOP_DEADLINE);
         let stage = STOP_STAGES

@@ -31,8 +31,10 @@ pub(crate) fn matches(cli: Command, args: Vec<OsString>) -> anyhow::Result<ArgMa
         .with_context(|| format!("--config {}: could not read it", path.display()))?;
     let settings =
         banco_config::read(&text, sub).map_err(|e| anyhow!("--config {}: {e}", path.display()))?;
-    let cli = cli.mut_subcommand(service, |sub| banco_config::with_settings(sub, &settings));
-    let matches = cli.clone().get_matches_from(args);
+    let mut cli = cli.mut_subcommand(service, |sub| banco_config::with_settings(sub, &settings));
+    let matches = cli
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
     if let (Some(sub), Some(sub_matches)) = (
         cli.find_subcommand(service),
         matches.subcommand_matches(service),

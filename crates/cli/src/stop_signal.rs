@@ -35,15 +35,21 @@ impl StopSignal {
     }
 
     /// Resolves at the first SIGINT or SIGTERM since [`StopSignal::listen`].
-    pub(crate) async fn requested(mut self) {
+    pub(crate) async fn requested(self) {
         #[cfg(unix)]
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
+        {
+            let StopSignal {
+                mut interrupt,
+                mut terminate,
+            } = self;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
         }
         #[cfg(not(unix))]
         {
-            let _ = &mut self;
+            let StopSignal {} = self;
             let _ = tokio::signal::ctrl_c().await;
         }
     }

@@ -16,19 +16,25 @@ pub fn check_conflicts(
     settings: &[Setting],
     matches: &ArgMatches,
 ) -> Result<(), ConfigError> {
+    // A file's value is in effect when nothing overrode it: it is the flag's default.
     let from_file = |id: &str| {
-        settings
-            .iter()
-            .find(|s| s.id == id && matches.value_source(id) == Some(ValueSource::DefaultValue))
+        (matches.value_source(id) == Some(ValueSource::DefaultValue))
+            .then(|| settings.iter().find(|s| s.id == id))
+            .flatten()
     };
+    let pairs = conflict_pairs(service);
     for setting in settings {
-        let Some(arg) = find(service, &setting.id) else {
+        let Some(&(arg, _)) = pairs
+            .iter()
+            .find(|(a, _)| a.get_id() == setting.id.as_str())
+        else {
+            // A flag that conflicts with nothing.
             continue;
         };
         if from_file(&setting.id).is_none() || !set(arg, matches) {
             continue;
         }
-        for other in conflicting(service, arg) {
+        for &(_, other) in pairs.iter().filter(|(a, _)| a.get_id() == arg.get_id()) {
             if !set(other, matches) {
                 continue;
             }
@@ -57,25 +63,23 @@ pub fn check_conflicts(
     Ok(())
 }
 
-fn find<'a>(service: &'a Command, id: &str) -> Option<&'a Arg> {
-    service.get_arguments().find(|arg| arg.get_id() == id)
-}
-
-/// The flags `arg` conflicts with, whichever of the two declares it.
-pub(crate) fn conflicting<'a>(service: &'a Command, arg: &'a Arg) -> Vec<&'a Arg> {
-    let mut found = service.get_arg_conflicts_with(arg);
-    for other in service.get_arguments() {
-        if other.get_id() != arg.get_id()
-            && service
-                .get_arg_conflicts_with(other)
-                .iter()
-                .any(|a| a.get_id() == arg.get_id())
-            && !found.iter().any(|a| a.get_id() == other.get_id())
-        {
-            found.push(other);
+/// Every pair of flags of `service` that conflict, each both ways round (clap keeps a
+/// conflict on the flag that declares it), once.
+pub(crate) fn conflict_pairs(service: &Command) -> Vec<(&Arg, &Arg)> {
+    let mut pairs: Vec<(&Arg, &Arg)> = Vec::new();
+    for arg in service.get_arguments() {
+        for other in service.get_arg_conflicts_with(arg) {
+            for pair in [(arg, other), (other, arg)] {
+                let known = pairs
+                    .iter()
+                    .any(|(a, b)| a.get_id() == pair.0.get_id() && b.get_id() == pair.1.get_id());
+                if !known {
+                    pairs.push(pair);
+                }
+            }
         }
     }
-    found
+    pairs
 }
 
 /// Whether `arg` has a value in `matches`, a switch only when it is on.

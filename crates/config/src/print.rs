@@ -3,7 +3,7 @@
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Command};
 
-use crate::conflicts::{conflicting, set};
+use crate::conflicts::{conflict_pairs, set};
 use crate::{PrintError, Shape, key_of, shape};
 
 /// The effective settings of `matches` (parsed by `service`), defaults included, as TOML
@@ -14,12 +14,13 @@ use crate::{PrintError, Shape, key_of, shape};
 /// `seven_tiers = true`, it would be refused).
 pub fn print(service: &Command, matches: &ArgMatches) -> Result<String, PrintError> {
     let mut table = toml::Table::new();
+    let pairs = conflict_pairs(service);
     for arg in service.get_arguments() {
         let Some(key) = key_of(arg) else { continue };
         if matches.value_source(arg.get_id().as_str()) == Some(ValueSource::DefaultValue)
-            && conflicting(service, arg)
+            && pairs
                 .iter()
-                .any(|other| given(other, matches))
+                .any(|(a, other)| a.get_id() == arg.get_id() && given(other, matches))
         {
             continue;
         }

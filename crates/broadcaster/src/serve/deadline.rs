@@ -33,9 +33,10 @@ pub(super) fn of(headers: &http::HeaderMap) -> Result<Option<Duration>, Status> 
     {
         return Err(refuse("must be 1 to 8 digits and a unit"));
     }
-    let amount: u64 = digits
-        .parse()
-        .map_err(|_| refuse("must be 1 to 8 digits and a unit"))?;
+    // At most 8 digits: no overflow.
+    let amount = digits
+        .bytes()
+        .fold(0_u64, |n, digit| n * 10 + u64::from(digit - b'0'));
     let timeout = match unit {
         'H' => Duration::from_secs(amount * 3600),
         'M' => Duration::from_secs(amount * 60),

@@ -106,7 +106,7 @@ pub enum ServeError {
 
 /// How long connections may take to finish their calls once the server stops, before
 /// they are closed.
-const DRAIN: Duration = Duration::from_secs(10);
+pub const CONNECTION_DRAIN: Duration = Duration::from_secs(10);
 
 /// What every connection is served with.
 #[derive(Clone)]

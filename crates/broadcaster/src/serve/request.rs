@@ -5,6 +5,7 @@
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Buf as _, Bytes};
 use h2::server::SendResponse;
@@ -81,8 +82,8 @@ enum Answer<R> {
     Response(R),
     /// The client reset the stream.
     Reset,
-    /// The caller's deadline passed first.
-    Late,
+    /// The caller's deadline, which passed first.
+    Late(Duration),
 }
 
 /// Serves one call through `routes` and writes its response.
@@ -106,7 +107,10 @@ pub(super) async fn serve(
         let mut call = std::pin::pin!(routes.call(request));
         let mut expired = std::pin::pin!(async move {
             match timeout {
-                Some(timeout) => tokio::time::sleep(timeout).await,
+                Some(timeout) => {
+                    tokio::time::sleep(timeout).await;
+                    timeout
+                }
                 None => std::future::pending().await,
             }
         });
@@ -117,7 +121,7 @@ pub(super) async fn serve(
             if let Poll::Ready(response) = call.as_mut().poll(cx) {
                 return Poll::Ready(Answer::Response(response));
             }
-            expired.as_mut().poll(cx).map(|()| Answer::Late)
+            expired.as_mut().poll(cx).map(Answer::Late)
         })
         .await
     };
@@ -125,8 +129,8 @@ pub(super) async fn serve(
         Answer::Response(Ok(response)) => response,
         Answer::Response(Err(never)) => match never {},
         Answer::Reset => return,
-        Answer::Late => {
-            let late = deadline::exceeded(timeout.unwrap_or_default());
+        Answer::Late(timeout) => {
+            let late = deadline::exceeded(timeout);
             let _ = respond.send_response(late.into_http(), true);
             return;
         }
@@ -212,7 +216,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use std::convert::Infallible;
     use std::future::Future;
-    use std::time::Duration;
 
     use super::*;
 

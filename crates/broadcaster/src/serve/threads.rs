@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-use super::{DRAIN, ServeError, Shared, connection};
+use super::{CONNECTION_DRAIN as DRAIN, ServeError, Shared, connection};
 
 /// Connections waiting for their thread.
 const HANDOFF: usize = 1024;
@@ -98,7 +98,7 @@ pub(super) async fn serve_on_threads(
 }
 
 /// One thread's connections, until the server stops and they have drained (or
-/// [`DRAIN`] has passed).
+/// [`DRAIN`](super::CONNECTION_DRAIN) has passed).
 async fn serve_thread(
     mut connections: mpsc::Receiver<StdStream>,
     shared: Shared,
