@@ -11,6 +11,7 @@
 //! never leak into `banco-rules`.
 
 pub mod convert;
+pub mod framing;
 
 pub use convert::ConversionError;
 /// The `google.protobuf.Timestamp` of every `*_at` / `server_time` field.

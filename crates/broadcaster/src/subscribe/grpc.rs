@@ -2,26 +2,13 @@
 //! its request decoded as tonic decodes a unary request, its events framed once by the
 //! hub for every subscriber, and the status it ends with as trailers.
 
-use bytes::{BufMut as _, Bytes, BytesMut};
 use http::HeaderMap;
 use tonic::Status;
 use tonic::body::Body;
 use tonic::metadata::MetadataMap;
 use tonic_prost::ProstDecoder;
 
-/// The bytes before a gRPC message: its compression flag and length.
-pub(crate) const GRPC_HEADER: usize = 5;
-
-/// `message` encoded as a gRPC frame: uncompressed, its length, then its protobuf.
-pub(crate) fn frame(message: &impl prost::Message) -> Bytes {
-    let len = message.encoded_len();
-    let mut framed = BytesMut::with_capacity(GRPC_HEADER + len);
-    framed.put_u8(0);
-    // Messages here are at most a snapshot: kilobytes, far from 4 GiB.
-    framed.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
-    message.encode_raw(&mut framed);
-    framed.freeze()
-}
+pub(crate) use banco_wire::framing::{GRPC_HEADER, frame};
 
 /// The one message of a unary request (as tonic's server reads one: at most
 /// `max_bytes`, uncompressed), with the request's metadata and extensions.
@@ -79,25 +66,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use banco_wire::pb;
-    use prost::Message as _;
-
-    #[test]
-    fn frames_carry_the_length_and_the_message_as_it_is() {
-        let event = pb::TableEvent {
-            seq: 7,
-            table_id: "T01".into(),
-            ..Default::default()
-        };
-        let framed = frame(&event);
-        let len = u32::from_be_bytes(framed[1..GRPC_HEADER].try_into().unwrap());
-        assert_eq!(framed[0], 0);
-        assert_eq!(len as usize, framed.len() - GRPC_HEADER);
-        assert_eq!(
-            pb::TableEvent::decode(&framed[GRPC_HEADER..]).unwrap(),
-            event
-        );
-        assert_eq!(&frame(&pb::TableEvent::default())[..], &[0, 0, 0, 0, 0]);
-    }
+    use bytes::{BufMut as _, Bytes, BytesMut};
 
     #[test]
     fn trailers_carry_the_code_and_the_message() {

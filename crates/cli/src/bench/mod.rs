@@ -17,6 +17,7 @@ mod archive;
 mod bets;
 pub(crate) mod common;
 mod fanout;
+mod grpc_subscribe;
 mod nats;
 mod subscribers;
 mod validator;

@@ -10,19 +10,23 @@
 //! machine clock) and checks that each subscriber saw every event once, in order.
 
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail, ensure};
 use banco_auth::BearerToken;
 use banco_wire::pb;
-use banco_wire::pb::player_service_client::PlayerServiceClient;
+use bytes::Bytes;
+use futures::stream::{self, SelectAll};
 use futures::{Stream, StreamExt as _};
 use prost::Message as _;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::{Semaphore, mpsc, watch};
-use tokio::task::JoinSet;
-use tonic::transport::Endpoint;
+use tokio::task::JoinHandle;
+
+use super::grpc_subscribe;
 
 /// Receive window of one subscribers' connection (16 MiB): room for the events of its
 /// many subscribers, as if each had a connection of its own.
@@ -196,32 +200,125 @@ fn nanos_between(sent: &banco_wire::Timestamp, received: SystemTime) -> u64 {
     u64::try_from((received - sent).max(0)).unwrap_or(u64::MAX)
 }
 
-/// Follows one stream until the parent's word says it is done, or the stream ends.
-async fn follow<S>(mut events: S, mut control: watch::Receiver<Control>, mut watch: Watch) -> Watch
+/// What a connection's follower gets next.
+enum Got {
+    /// Subscriber `i`'s next event, encoded; `None`: its stream ended.
+    Event(usize, Option<Result<Bytes, String>>),
+    /// The parent's word changed.
+    Control(Control),
+}
+
+type Source = Pin<Box<dyn Stream<Item = Got> + Send>>;
+
+/// Subscriber `i`'s events, then the end of its stream.
+fn tagged<S>(i: usize, events: S) -> Source
 where
-    S: Stream<Item = Result<pb::TableEvent, String>> + Unpin,
+    S: Stream<Item = Result<Bytes, String>> + Send + 'static,
 {
-    loop {
-        if watch.done(*control.borrow_and_update()) {
-            return watch;
+    Box::pin(
+        events
+            .map(move |event| Got::Event(i, Some(event)))
+            .chain(stream::once(async move { Got::Event(i, None) })),
+    )
+}
+
+/// Every change of the parent's word; `Stop` once if the parent's side is gone.
+fn controlled(control: watch::Receiver<Control>) -> Source {
+    Box::pin(stream::unfold(Some(control), |control| async move {
+        let mut control = control?;
+        match control.changed().await {
+            Ok(()) => {
+                let now = *control.borrow_and_update();
+                Some((Got::Control(now), Some(control)))
+            }
+            Err(_) => Some((Got::Control(Control::Stop), None)),
         }
-        tokio::select! {
-            next = events.next() => match next {
-                Some(Ok(event)) => watch.on_event(&event, SystemTime::now()),
-                Some(Err(e)) => {
-                    watch.fail(e);
-                    return watch;
-                }
-                None => {
-                    watch.fail("the stream ended".to_owned());
-                    return watch;
-                }
-            },
-            changed = control.changed() => if changed.is_err() {
-                return watch;
-            },
+    }))
+}
+
+/// Follows the streams of one connection in one task, until the parent's word says each
+/// is done or its stream ended. Why one task a connection, for gRPC and NATS alike: a
+/// task a subscriber costs a wake-up and a poll of the parent's word for every event of
+/// every subscriber, which the bench would time as if it were the server's.
+async fn follow<S>(
+    streams: Vec<Option<S>>,
+    mut watches: Vec<Watch>,
+    control: watch::Receiver<Control>,
+) -> Vec<Watch>
+where
+    S: Stream<Item = Result<Bytes, String>> + Send + 'static,
+{
+    let mut current = *control.borrow();
+    let mut all = SelectAll::new();
+    all.push(controlled(control));
+    let mut finished = vec![false; watches.len()];
+    let mut left = watches.len();
+    for (i, events) in streams.into_iter().enumerate() {
+        match events {
+            Some(events) => all.push(tagged(i, events)),
+            // Its failure to subscribe is already in its watch.
+            None => {
+                finished[i] = true;
+                left -= 1;
+            }
         }
     }
+    if left == 0 {
+        return watches;
+    }
+    let mut finish = |i: usize, finished: &mut [bool]| {
+        if !finished[i] {
+            finished[i] = true;
+            left -= 1;
+        }
+        left
+    };
+    while let Some(got) = all.next().await {
+        match got {
+            Got::Event(i, event) => {
+                if finished[i] {
+                    continue;
+                }
+                let watch = &mut watches[i];
+                let over = match event {
+                    Some(Ok(bytes)) => match pb::TableEvent::decode(bytes) {
+                        Ok(event) => {
+                            watch.on_event(&event, SystemTime::now());
+                            watch.done(current)
+                        }
+                        Err(e) => {
+                            watch.fail(format!("undecodable event: {e}"));
+                            true
+                        }
+                    },
+                    Some(Err(e)) => {
+                        watch.fail(e);
+                        true
+                    }
+                    None => {
+                        watch.fail("the stream ended".to_owned());
+                        true
+                    }
+                };
+                if over && finish(i, &mut finished) == 0 {
+                    break;
+                }
+            }
+            Got::Control(now) => {
+                current = now;
+                let mut left = usize::MAX;
+                for i in 0..watches.len() {
+                    if !finished[i] && watches[i].done(current) {
+                        left = finish(i, &mut finished);
+                    }
+                }
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    watches
 }
 
 pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
@@ -233,7 +330,14 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
     let connections = args.subscribers.div_ceil(args.per_connection);
     let (control, controlled) = watch::channel(Control::Running);
     let (ready, mut readies) = mpsc::unbounded_channel::<anyhow::Result<()>>();
-    let mut tasks = JoinSet::new();
+    // A connection's subscribers: the first index and how many.
+    let ranges: Vec<(usize, usize)> = (0..connections)
+        .map(|c| {
+            let first = c * args.per_connection;
+            (first, args.per_connection.min(args.subscribers - first))
+        })
+        .collect();
+    let mut tasks: Vec<JoinHandle<Vec<Watch>>> = Vec::with_capacity(connections);
     match (&args.server, &args.nats) {
         (Some(server), _) => {
             let path = args
@@ -242,7 +346,18 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 .context("--server needs --tokens-file")?;
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("could not read {}", path.display()))?;
-            let tokens: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+            let mut tokens = Vec::with_capacity(args.subscribers);
+            for (i, line) in text
+                .lines()
+                .filter(|l| !l.is_empty())
+                .take(args.subscribers)
+                .enumerate()
+            {
+                tokens.push(
+                    BearerToken::new(line)
+                        .with_context(|| format!("{}: line {}", path.display(), i + 1))?,
+                );
+            }
             ensure!(
                 tokens.len() >= args.subscribers,
                 "{}: {} tokens for {} subscribers",
@@ -250,90 +365,94 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 tokens.len(),
                 args.subscribers
             );
-            let endpoint = Endpoint::from_shared(server.clone())
-                .with_context(|| format!("--server {server}: not a URL"))?
-                .tcp_nodelay(true)
-                // A connection carries many subscribers here (a player's app carries one):
-                // HTTP/2's default 64 KiB connection window would hold every event back
-                // until the window update for the previous few arrived.
-                .initial_connection_window_size(CONNECTION_WINDOW);
             let mut channels = Vec::with_capacity(connections);
             for _ in 0..connections {
-                channels.push(
-                    endpoint
-                        .connect()
-                        .await
-                        .with_context(|| format!("could not connect to {server}"))?,
-                );
+                // A connection carries many subscribers here (a player's app carries
+                // one): HTTP/2's default 64 KiB connection window would hold every event
+                // back until the window update for the previous few arrived.
+                channels.push(grpc_subscribe::Connection::open(server, CONNECTION_WINDOW).await?);
             }
-            let opening = std::sync::Arc::new(Semaphore::new(OPENING));
-            for (i, text) in tokens.iter().take(args.subscribers).enumerate() {
-                let token = BearerToken::new(text)
-                    .with_context(|| format!("{}: line {}", path.display(), i + 1))?;
-                let mut client = PlayerServiceClient::with_interceptor(
-                    channels[i / args.per_connection].clone(),
-                    token,
+            let opening = Arc::new(Semaphore::new(OPENING));
+            let request = pb::SubscribeRequest {
+                table_id: args.table.clone(),
+                resume_from_seq: 0,
+            };
+            for (&(first, count), channel) in ranges.iter().zip(channels) {
+                let tokens = tokens[first..first + count].to_vec();
+                let (ready, controlled, opening, request) = (
+                    ready.clone(),
+                    controlled.clone(),
+                    opening.clone(),
+                    request.clone(),
                 );
-                let request = pb::SubscribeRequest {
-                    table_id: args.table.clone(),
-                    resume_from_seq: 0,
-                };
-                let (ready, controlled, opening) =
-                    (ready.clone(), controlled.clone(), opening.clone());
-                tasks.spawn(async move {
-                    let mut watch = Watch::new(i == 0);
-                    let opened = async {
-                        let _permit = opening.acquire().await?;
-                        let mut stream = client.subscribe(request).await?.into_inner();
-                        let first = stream.message().await?.context("ended before a snapshot")?;
-                        ensure!(
-                            matches!(first.event, Some(pb::table_event::Event::Snapshot(_))),
-                            "the first event was not a snapshot: {first:?}"
-                        );
-                        watch.last_seq = Some(first.seq);
-                        anyhow::Ok(stream)
-                    }
-                    .await;
-                    match opened {
-                        Ok(stream) => {
-                            let _ = ready.send(Ok(()));
-                            let events = stream.map(|e| e.map_err(|s| s.to_string()));
-                            follow(events, controlled, watch).await
+                tasks.push(tokio::spawn(async move {
+                    let opened = tokens.iter().enumerate().map(|(k, token)| {
+                        let (channel, opening, request, ready) =
+                            (&channel, &opening, &request, &ready);
+                        async move {
+                            let i = first + k;
+                            let mut watch = Watch::new(i == 0);
+                            let subscribed = async {
+                                let _permit = opening.acquire().await?;
+                                let mut events = channel.subscribe(token, request).await?;
+                                let first = events
+                                    .next()
+                                    .await
+                                    .context("ended before a snapshot")?
+                                    .map_err(anyhow::Error::msg)?;
+                                let first = pb::TableEvent::decode(first)
+                                    .context("an undecodable first event")?;
+                                ensure!(
+                                    matches!(
+                                        first.event,
+                                        Some(pb::table_event::Event::Snapshot(_))
+                                    ),
+                                    "the first event was not a snapshot: {first:?}"
+                                );
+                                watch.last_seq = Some(first.seq);
+                                anyhow::Ok(events)
+                            }
+                            .await;
+                            match subscribed {
+                                Ok(events) => {
+                                    let _ = ready.send(Ok(()));
+                                    (Some(events), watch)
+                                }
+                                Err(e) => {
+                                    let _ = ready.send(Err(e.context(format!("subscriber {i}"))));
+                                    watch.fail("could not subscribe".to_owned());
+                                    (None, watch)
+                                }
+                            }
                         }
-                        Err(e) => {
-                            let _ = ready.send(Err(e.context(format!("subscriber {i}"))));
-                            watch.fail("could not subscribe".to_owned());
-                            watch
-                        }
-                    }
-                });
+                    });
+                    let (streams, watches) =
+                        futures::future::join_all(opened).await.into_iter().unzip();
+                    follow(streams, watches, controlled).await
+                }));
             }
         }
         (None, Some(url)) => {
-            let mut clients = Vec::with_capacity(connections);
-            for _ in 0..connections {
-                clients.push(
-                    async_nats::ConnectOptions::new()
-                        .connect(url.as_str())
-                        .await
-                        .with_context(|| format!("could not connect to NATS at {url}"))?,
-                );
-            }
-            for i in 0..args.subscribers {
-                let subscriber = clients[i / args.per_connection]
-                    .subscribe(args.subject.clone())
+            for &(first, count) in &ranges {
+                let client = async_nats::ConnectOptions::new()
+                    .connect(url.as_str())
                     .await
-                    .with_context(|| format!("subscriber {i}: could not subscribe"))?;
-                let events = subscriber.map(|m| {
-                    pb::TableEvent::decode(m.payload).map_err(|e| format!("undecodable event: {e}"))
-                });
-                tasks.spawn(follow(events, controlled.clone(), Watch::new(i == 0)));
-            }
-            for client in &clients {
+                    .with_context(|| format!("could not connect to NATS at {url}"))?;
+                let mut streams = Vec::with_capacity(count);
+                let mut watches = Vec::with_capacity(count);
+                for i in first..first + count {
+                    let subscriber = client
+                        .subscribe(args.subject.clone())
+                        .await
+                        .with_context(|| format!("subscriber {i}: could not subscribe"))?;
+                    streams.push(Some(subscriber.map(|m| Ok(m.payload))));
+                    watches.push(Watch::new(i == 0));
+                }
                 client.flush().await.context("NATS flush")?;
-            }
-            for _ in 0..args.subscribers {
-                let _ = ready.send(Ok(()));
+                for _ in 0..count {
+                    let _ = ready.send(Ok(()));
+                }
+                tasks.push(tokio::spawn(follow(streams, watches, controlled.clone())));
             }
         }
         (None, None) => bail!("give --server or --nats"),
@@ -351,8 +470,8 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
 
     tokio::spawn(listen(control));
     let mut watches = Vec::with_capacity(args.subscribers);
-    while let Some(done) = tasks.join_next().await {
-        watches.push(done.context("a subscriber task failed")?);
+    for task in tasks {
+        watches.extend(task.await.context("a connection's subscribers failed")?);
     }
     let expected = match *controlled.borrow() {
         Control::Expect(k) => k,

@@ -1,0 +1,70 @@
+//! `banco bench fanout` as a developer runs it: its own subscribers' process, real
+//! connections, and a report that checks every subscriber saw every card once, in order.
+#![allow(clippy::unwrap_used)]
+
+use banco_e2e::banco;
+
+/// Whether `program` is on PATH (the fan-out's comparison needs Debian's `nats-server`,
+/// which `cargo xtask test` installs; a developer without it is told, not failed).
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+#[test]
+fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
+    let nats = on_path("nats-server");
+    if !nats {
+        eprintln!("nats-server is not installed: the fan-out bench runs without --against nats");
+    }
+    // Subscribers that do not fill their last connection, to check the split as well.
+    let mut args = vec![
+        "bench",
+        "fanout",
+        "--subscribers",
+        "45",
+        "--per-connection",
+        "7",
+        "--cards",
+        "6",
+        "--interval-ms",
+        "20",
+    ];
+    if nats {
+        args.extend(["--against", "nats"]);
+    }
+    let out = banco().args(&args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("45 subscribers over 7 connections (7 per connection)"),
+        "{stdout}"
+    );
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no `{name}` line:\n{stdout}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let complete = line("subscribers: every card once, in order");
+    let receipts = line("card receipts timed");
+    let dealt = line("cards as dealt");
+    if nats {
+        assert!(complete.ends_with("45 of 45 45 of 45"), "{complete}");
+        assert!(dealt.ends_with("yes yes"), "{dealt}");
+    } else {
+        assert!(complete.ends_with("45 of 45"), "{complete}");
+        assert!(dealt.ends_with("yes"), "{dealt}");
+    }
+    // Whole rounds are dealt: at least the 6 cards asked for, each timed for each of the
+    // 45 subscribers.
+    let counts: Vec<u64> = receipts.split(' ').filter_map(|w| w.parse().ok()).collect();
+    assert!(!counts.is_empty(), "{receipts}");
+    for count in counts {
+        assert!(count >= 6 * 45 && count % 45 == 0, "{receipts}");
+    }
+}
