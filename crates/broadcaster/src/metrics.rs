@@ -34,12 +34,12 @@ impl HubMetricFamilies {
         );
         registry.register(
             "banco_subscriber_lag_events",
-            "Events waiting unread for the furthest-behind subscriber, after the last event sent",
+            "Public events waiting unread for the furthest-behind subscriber, after the last one sent",
             f.lag.clone(),
         );
         registry.register(
             "banco_subscribers_cut_off",
-            "Subscribers cut off because their queue was full (they resume from their last seq)",
+            "Subscribers cut off for falling too far behind (they resume from their last seq)",
             f.cut_off.clone(),
         );
         f
@@ -66,10 +66,6 @@ pub(crate) struct HubMetrics {
 impl HubMetrics {
     pub(crate) fn subscribers(&self, n: usize) {
         self.subscribers.set(i64::try_from(n).unwrap_or(i64::MAX));
-    }
-
-    pub(crate) fn lag(&self, events: usize) {
-        self.lag.set(i64::try_from(events).unwrap_or(i64::MAX));
     }
 }
 

@@ -364,8 +364,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         use futures::StreamExt as _;
         use prost::Message as _;
         let player = caller(&request)?.sub.clone();
-        let connection = request.remote_addr();
-        let bytes = crate::subscribe::open(self, &player, connection, request.into_inner()).await?;
+        let bytes = crate::subscribe::open(self, &player, request.into_inner()).await?;
         let events = bytes.map(|item| {
             item.and_then(|bytes| {
                 pb::TableEvent::decode(bytes.slice(crate::subscribe::GRPC_HEADER..))

@@ -1,15 +1,18 @@
 //! The fan-out hub of one table: it turns every journaled command the table publishes into
-//! wire events, numbers and encodes each once, keeps the recent ones in a ring, and pushes
-//! them to every subscriber's bounded queue.
+//! wire events, numbers and encodes each once, keeps the recent ones in a ring, hands the
+//! public ones once to each connection thread's feed, and pushes each private one to its
+//! player's subscribers' bounded queues.
 //!
 //! One task owns all of it (like the table actor owns the table): handlers attach
-//! subscribers and inject events by message. A subscriber whose queue is full is cut off at
-//! once, with its resume point, so that a slow or stalled player never delays the table or
-//! the others; the ring lets it come back for exactly what it missed.
+//! subscribers and inject events by message. A subscriber that falls too far behind (its
+//! feed has dropped what it did not read, or its queue is full) is cut off with its resume
+//! point, so that a slow or stalled player never delays the table or the others; the ring
+//! lets it come back for exactly what it missed.
 //!
 //! Bet totals change with every bet; they are sent at most every [`TOTALS_EVERY`]. The
 //! "last bets" warning comes [`LAST_BETS_BEFORE`] before betting closes on a timed round.
 
+mod feed;
 mod queue;
 mod ring;
 mod task;
@@ -24,7 +27,9 @@ use banco_wire::pb;
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use queue::{Connection, Next, Queue, install_relay};
+pub(crate) use feed::{Feed, Next};
+pub(crate) use queue::{Front, Queue, install_relay};
+pub(crate) use ring::Encoded;
 pub(crate) use ring::through;
 pub(crate) use translate::winners;
 
@@ -34,7 +39,8 @@ pub struct FanoutLimits {
     /// Recent events kept for resuming subscribers (default 16,384).
     pub ring_events: usize,
     /// Events that may wait unread for one subscriber before it is cut off (default
-    /// 1,024). Events are small (tens of bytes), so this bounds a subscriber's memory.
+    /// 1,024): each connection thread's feed of the table keeps this many public events,
+    /// and each subscriber's queue holds this many of its own.
     pub subscriber_queue: usize,
 }
 
@@ -87,10 +93,39 @@ pub(crate) enum AttachError {
 /// A subscriber's end of the hub.
 #[derive(Debug)]
 pub(crate) struct Attached {
-    /// The events for the subscriber, then why the hub let go of it, if it does.
+    /// The subscriber's own events (and a resume's backlog), then why the hub let go of
+    /// it, if it does.
     pub(crate) queue: Arc<Queue>,
+    /// Where its public events come from.
+    pub(crate) public: Public,
+    /// The backlog, or the snapshot, has every event up to this seq; the feed has the
+    /// public ones after it.
+    pub(crate) start: u64,
     /// Detaches on drop, so that the player count stays true.
     pub(crate) _guard: DetachGuard,
+}
+
+/// Where a subscriber reads the public events.
+#[derive(Debug)]
+pub(crate) enum Public {
+    /// From its connection thread's feed of the table, which the hub fills through the
+    /// thread's relay.
+    Relayed(Arc<feed::FeedSpec>),
+    /// From the hub's own feed (a subscriber served outside the connection threads).
+    Direct(Arc<Feed>),
+}
+
+impl Attached {
+    /// The feed to read, joined after [`start`](Self::start): for a relayed subscriber,
+    /// the current thread's, so call this on the thread that attached.
+    pub(crate) fn join_feed(&self) -> (Arc<Feed>, usize) {
+        let feed = match &self.public {
+            Public::Relayed(spec) => feed::on_this_thread(spec),
+            Public::Direct(feed) => Arc::clone(feed),
+        };
+        let reader = feed.join(self.start);
+        (feed, reader)
+    }
 }
 
 /// Tells the hub a subscriber went away.
@@ -113,8 +148,6 @@ pub(crate) enum Command {
         from: From,
         /// The connection thread the subscriber is served on, if any.
         relay: Option<queue::Relay>,
-        /// The connection it is served on.
-        connection: Connection,
         reply: oneshot::Sender<Result<Attached, AttachError>>,
     },
     Detach {
@@ -184,7 +217,6 @@ impl Hub {
         &self,
         player: &str,
         from: From,
-        connection: Connection,
     ) -> Option<Result<Attached, AttachError>> {
         let (reply, answer) = oneshot::channel();
         self.commands
@@ -192,7 +224,6 @@ impl Hub {
                 player: Arc::from(player),
                 from,
                 relay: queue::current_relay(),
-                connection,
                 reply,
             })
             .ok()?;

@@ -1,29 +1,35 @@
-//! One subscriber's queue of events, and how the hub wakes many subscribers at once.
+//! One subscriber's queue of its own events, and how the hub wakes many subscribers at
+//! once.
 //!
-//! The hub pushes an event into every subscriber's queue without waking anyone, then hands
-//! the wakers of each connection thread's subscribers to that thread's relay in one
-//! message, sorted by connection and cut into batches of whole connections. The relay
-//! wakes one batch from inside its own runtime, so that all of the batch's streams run
-//! before their connections write: each connection then sends the event to all its
-//! subscribers in one write (see `serve`'s connection threads). It wakes the next batch
-//! only after those connections have written, so the first subscribers are sent the event
-//! while the hub's later ones wait their turn, instead of every connection writing only
-//! after every stream of the thread has run. A subscriber outside such a thread (tests, a
-//! single-threaded server) is woken directly.
+//! Public events reach a subscriber through its connection thread's feed (see `feed`);
+//! its queue holds what only it gets (its bets, its balance, refusals) and, on a resume,
+//! what it missed. Each connection thread has a relay: the hub hands it every public event
+//! of the tables it serves, and the wakers of its subscribers when their queues get an
+//! event. The relay wakes connections in batches from inside its own runtime, so that all
+//! of a batch's streams run before their connections write: each connection then sends
+//! the event to all its subscribers in one write (see `serve`'s connection threads). It
+//! wakes the next batch only after those connections have written, so the first
+//! subscribers are sent the event while later ones wait their turn, instead of every
+//! connection writing only after every stream of the thread has run. A subscriber outside
+//! such a thread (tests, a single-threaded server) is woken directly.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Waker};
 
 use tokio::sync::mpsc;
 
+use super::feed::{self, FeedSpec};
 use super::ring::Encoded;
 
-/// What a subscriber's stream gets next.
-pub(crate) enum Next {
+/// The front of a subscriber's queue.
+pub(crate) enum Front {
     Event(Arc<Encoded>),
-    /// The hub let go of the subscriber, saying why; nothing more comes.
+    /// Nothing queued: the caller's waker is kept for the hub.
+    Empty,
+    /// Nothing queued, and the hub let go of the subscriber, saying why.
     Cut(String),
 }
 
@@ -42,17 +48,18 @@ struct Inner {
 pub(crate) struct Queue {
     inner: Mutex<Inner>,
     capacity: usize,
+    /// The subscriber's place in its thread's feed, once it has one (`usize::MAX` before).
+    reader: AtomicUsize,
 }
 
 /// Why an event could not be queued.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Full;
 
-/// An event queued: how many now wait, and the stream's waker if it was waiting (for the
-/// hub to wake, with the others, in a batch).
+/// An event queued: the stream's waker if it was waiting (for the hub to wake, with the
+/// others, in a batch).
 #[derive(Debug)]
 pub(crate) struct Queued {
-    pub(crate) waiting: usize,
     pub(crate) waker: Option<Waker>,
 }
 
@@ -65,7 +72,17 @@ impl Queue {
                 waker: None,
             }),
             capacity: capacity.max(1),
+            reader: AtomicUsize::new(usize::MAX),
         }
+    }
+
+    /// Notes the subscriber's place in its feed, for the relay to flag when an event comes.
+    pub(crate) fn set_reader(&self, reader: usize) {
+        self.reader.store(reader, Ordering::Relaxed);
+    }
+
+    fn reader(&self) -> Option<usize> {
+        Some(self.reader.load(Ordering::Relaxed)).filter(|&r| r != usize::MAX)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -81,7 +98,6 @@ impl Queue {
         }
         inner.events.push_back(event);
         Ok(Queued {
-            waiting: inner.events.len(),
             waker: inner.waker.take(),
         })
     }
@@ -98,38 +114,26 @@ impl Queue {
         }
     }
 
-    /// The next event, or `Pending` with the stream's waker kept for the hub.
-    pub(crate) fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Next> {
+    /// The first event queued, left in the queue; when there is none, the stream's waker
+    /// is kept for the hub.
+    pub(crate) fn front(&self, cx: &mut Context<'_>) -> Front {
         let mut inner = self.lock();
-        if let Some(event) = inner.events.pop_front() {
-            return Poll::Ready(Next::Event(event));
+        if let Some(event) = inner.events.front() {
+            return Front::Event(Arc::clone(event));
         }
-        if let Some(reason) = inner.cut.take() {
-            return Poll::Ready(Next::Cut(reason));
+        if let Some(reason) = &inner.cut {
+            return Front::Cut(reason.clone());
         }
         match &inner.waker {
             Some(waker) if waker.will_wake(cx.waker()) => {}
             _ => inner.waker = Some(cx.waker().clone()),
         }
-        Poll::Pending
+        Front::Empty
     }
-}
 
-/// The connection a subscriber is served on, as a key that groups its wakeups.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Connection(u64);
-
-impl Connection {
-    /// The connection from `peer` (its address and port name it while it is open);
-    /// without one, all such subscribers share one key.
-    pub(crate) fn of(peer: Option<std::net::SocketAddr>) -> Connection {
-        use std::hash::{Hash as _, Hasher as _};
-        let Some(peer) = peer else {
-            return Connection(0);
-        };
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        peer.hash(&mut hasher);
-        Connection(hasher.finish())
+    /// Drops the first event queued (the one [`front`](Self::front) gave).
+    pub(crate) fn pop(&self) {
+        self.lock().events.pop_front();
     }
 }
 
@@ -138,53 +142,19 @@ impl Connection {
 /// subscribers; with a subscriber per connection, this many connections write per batch.
 const BATCH: usize = 128;
 
-/// The wakers of one event's subscribers, by the connection thread that serves them.
-#[derive(Default)]
-pub(crate) struct Wakeups {
-    by_relay: Vec<(Relay, Vec<(Connection, Waker)>)>,
-}
-
-impl Wakeups {
-    pub(crate) fn add(&mut self, relay: Option<&Relay>, connection: Connection, waker: Waker) {
-        let Some(relay) = relay else {
-            waker.wake();
-            return;
-        };
-        match self.by_relay.iter_mut().find(|(r, _)| r.same(relay)) {
-            Some((_, wakers)) => wakers.push((connection, waker)),
-            None => self
-                .by_relay
-                .push((relay.clone(), vec![(connection, waker)])),
-        }
-    }
-
-    pub(crate) fn send(self) {
-        for (relay, mut wakers) in self.by_relay {
-            wakers.sort_unstable_by_key(|(connection, _)| *connection);
-            relay.wake(batches(wakers));
-        }
-    }
-}
-
-/// `wakers`, sorted by connection, in batches of whole connections of at least [`BATCH`]
-/// wakers (but the last).
-fn batches(wakers: Vec<(Connection, Waker)>) -> Vec<Vec<Waker>> {
+/// `wakers` (each with how many subscribers wait on it), in batches of at least [`BATCH`]
+/// subscribers (but the last).
+fn batches(wakers: Vec<(Waker, usize)>) -> Vec<Vec<Waker>> {
     let mut batches = Vec::with_capacity(wakers.len() / BATCH + 1);
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut previous = None;
-    for (connection, waker) in wakers {
-        if batch.len() >= BATCH && previous != Some(connection) {
-            batches.push(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
-        }
-        previous = Some(connection);
-        // A connection's subscribers wait on the connection's own task: wake it once.
-        if batch
-            .last()
-            .is_some_and(|last: &Waker| last.will_wake(&waker))
-        {
-            continue;
+    let mut batch = Vec::new();
+    let mut subscribers = 0;
+    for (waker, count) in wakers {
+        if subscribers >= BATCH {
+            batches.push(std::mem::take(&mut batch));
+            subscribers = 0;
         }
         batch.push(waker);
+        subscribers += count;
     }
     if !batch.is_empty() {
         batches.push(batch);
@@ -192,20 +162,60 @@ fn batches(wakers: Vec<(Connection, Waker)>) -> Vec<Vec<Waker>> {
     batches
 }
 
-/// Wakes a connection thread's subscribers from inside that thread.
+/// What a relay is handed.
+enum Relayed {
+    /// A public event for this thread's feed of a table.
+    Public(Arc<FeedSpec>, Arc<Encoded>),
+    /// An event for one subscriber's queue.
+    Own(Arc<FeedSpec>, Arc<Queue>, Arc<Encoded>),
+    /// The hub lets go of a subscriber, saying why.
+    Cut(Arc<FeedSpec>, Arc<Queue>, String),
+}
+
+/// Hands public events and wakers to a connection thread, to be dealt with inside it.
 #[derive(Clone, Debug)]
-pub(crate) struct Relay(mpsc::UnboundedSender<Vec<Vec<Waker>>>);
+pub(crate) struct Relay(mpsc::UnboundedSender<Relayed>);
+
+impl std::fmt::Debug for Relayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Relayed::Public(_, event) => write!(f, "Public(seq {})", event.seq),
+            Relayed::Own(_, _, event) => write!(f, "Own(seq {})", event.seq),
+            Relayed::Cut(_, _, reason) => write!(f, "Cut({reason})"),
+        }
+    }
+}
 
 impl Relay {
     pub(crate) fn same(&self, other: &Relay) -> bool {
         self.0.same_channel(&other.0)
     }
 
-    /// Wakes `batches` on the relay's thread, in order; directly if that thread has
-    /// stopped.
-    fn wake(&self, batches: Vec<Vec<Waker>>) {
-        if let Err(returned) = self.0.send(batches) {
-            returned.0.into_iter().flatten().for_each(Waker::wake);
+    /// Hands `event` to the relay's thread, for its feed of `spec`'s table; nothing if
+    /// that thread has stopped (its subscribers are gone with it).
+    pub(crate) fn publish(&self, spec: &Arc<FeedSpec>, event: &Arc<Encoded>) {
+        let _ = self
+            .0
+            .send(Relayed::Public(Arc::clone(spec), Arc::clone(event)));
+    }
+
+    /// Hands `event` to the relay's thread, for `queue` (a subscriber served there).
+    pub(crate) fn own(&self, spec: &Arc<FeedSpec>, queue: &Arc<Queue>, event: &Arc<Encoded>) {
+        let _ = self.0.send(Relayed::Own(
+            Arc::clone(spec),
+            Arc::clone(queue),
+            Arc::clone(event),
+        ));
+    }
+
+    /// Ends `queue` with `reason`, on the relay's thread; directly if it has stopped.
+    pub(crate) fn cut(&self, spec: &Arc<FeedSpec>, queue: &Arc<Queue>, reason: String) {
+        if let Err(returned) =
+            self.0
+                .send(Relayed::Cut(Arc::clone(spec), Arc::clone(queue), reason))
+            && let Relayed::Cut(_, queue, reason) = returned.0
+        {
+            queue.cut(reason);
         }
     }
 }
@@ -214,12 +224,20 @@ thread_local! {
     static RELAY: RefCell<Option<Relay>> = const { RefCell::new(None) };
 }
 
-/// Makes the current thread's runtime a relay: its subscribers are woken from inside it.
-/// Call once, inside the runtime of a connection thread.
+/// Makes the current thread's runtime a relay: its subscribers are woken, and its feeds
+/// filled, from inside it. Call once, inside the runtime of a connection thread.
 pub(crate) fn install_relay() {
-    let (sender, mut events) = mpsc::unbounded_channel::<Vec<Vec<Waker>>>();
+    let (sender, mut relayed) = mpsc::unbounded_channel::<Relayed>();
     tokio::spawn(async move {
-        while let Some(batches) = events.recv().await {
+        while let Some(first) = relayed.recv().await {
+            // Whatever else has come too (the events of one journal record come together,
+            // a result and the roads after it): each connection then sends them in one
+            // write.
+            let mut wakers = deal_with(first);
+            while let Ok(next) = relayed.try_recv() {
+                wakers.extend(deal_with(next));
+            }
+            let batches = batches(wakers);
             let mut first = true;
             for batch in batches {
                 if !first {
@@ -233,6 +251,44 @@ pub(crate) fn install_relay() {
         }
     });
     RELAY.with(|relay| *relay.borrow_mut() = Some(Relay(sender)));
+}
+
+/// Does what the relay was handed, on its thread; the connections to wake, each with how
+/// many of its subscribers wait.
+fn deal_with(relayed: Relayed) -> Vec<(Waker, usize)> {
+    match relayed {
+        Relayed::Public(spec, event) => feed::on_this_thread(&spec).append(&event),
+        Relayed::Own(spec, queue, event) => {
+            if queue.push(event).is_err() {
+                spec.cut_off.inc();
+                queue.cut(format!(
+                    "{} events of your own were waiting unread: resume from your last seq",
+                    queue.capacity
+                ));
+            }
+            reader_of(&spec, &queue)
+        }
+        Relayed::Cut(spec, queue, reason) => {
+            queue.cut(reason);
+            reader_of(&spec, &queue)
+        }
+    }
+}
+
+/// Tells the reader of `queue` on this thread that its queue changed; its waker, if it
+/// waits.
+fn reader_of(spec: &Arc<FeedSpec>, queue: &Queue) -> Vec<(Waker, usize)> {
+    queue
+        .reader()
+        .and_then(|reader| feed::on_this_thread(spec).mark_own(reader))
+        .map(|waker| (waker, 1))
+        .into_iter()
+        .collect()
+}
+
+/// Wakes `wakers` (from a feed outside the connection threads) at once.
+pub(crate) fn wake_now(wakers: Vec<(Waker, usize)>) {
+    wakers.into_iter().for_each(|(waker, _)| waker.wake());
 }
 
 /// The relay of the current thread, if it is a connection thread.
@@ -258,8 +314,20 @@ mod tests {
         Arc::new(Encoded {
             seq,
             to: None,
+            after_public: 0,
             bytes: Bytes::new(),
         })
+    }
+
+    fn take(queue: &Queue, cx: &mut Context<'_>) -> Option<Result<u64, String>> {
+        match queue.front(cx) {
+            Front::Event(e) => {
+                queue.pop();
+                Some(Ok(e.seq))
+            }
+            Front::Empty => None,
+            Front::Cut(reason) => Some(Err(reason)),
+        }
     }
 
     #[test]
@@ -268,21 +336,29 @@ mod tests {
         let waker = Waker::from(Arc::clone(&count));
         let mut cx = Context::from_waker(&waker);
         let queue = Queue::new(2, vec![event(1)]);
-        assert!(matches!(queue.poll_next(&mut cx), Poll::Ready(Next::Event(e)) if e.seq == 1));
-        assert!(queue.poll_next(&mut cx).is_pending());
+        assert_eq!(take(&queue, &mut cx), Some(Ok(1)));
+        assert_eq!(take(&queue, &mut cx), None);
         let first = queue.push(event(2)).unwrap();
-        assert_eq!(first.waiting, 1);
+        assert!(first.waker.is_some());
         // The second push finds the waker already handed out.
         let second = queue.push(event(3)).unwrap();
-        assert_eq!((second.waiting, second.waker.is_none()), (2, true));
+        assert!(second.waker.is_none());
         assert!(matches!(queue.push(event(4)), Err(Full)));
         // Pushing does not wake; the hub wakes the waker it was given, in a batch.
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 0);
         first.waker.unwrap().wake();
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
         queue.cut("too slow".into());
-        assert!(matches!(queue.poll_next(&mut cx), Poll::Ready(Next::Event(e)) if e.seq == 2));
-        assert!(matches!(queue.poll_next(&mut cx), Poll::Ready(Next::Event(e)) if e.seq == 3));
-        assert!(matches!(queue.poll_next(&mut cx), Poll::Ready(Next::Cut(r)) if r == "too slow"));
+        assert_eq!(take(&queue, &mut cx), Some(Ok(2)));
+        assert_eq!(take(&queue, &mut cx), Some(Ok(3)));
+        assert_eq!(take(&queue, &mut cx), Some(Err("too slow".to_owned())));
+    }
+
+    #[test]
+    fn wakers_go_in_batches_of_whole_connections() {
+        let wakers: Vec<(Waker, usize)> = (0..5).map(|_| (Waker::noop().clone(), 60)).collect();
+        let sizes: Vec<usize> = batches(wakers).iter().map(Vec::len).collect();
+        // 60 subscribers a connection: three connections make the first batch of 128.
+        assert_eq!(sizes, [3, 2]);
     }
 }

@@ -3,6 +3,7 @@
 use crate::metrics::HubMetrics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::Scoreboard;
@@ -14,12 +15,13 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::queue::{Connection, Queue, Relay, Wakeups};
+use super::feed::{Feed, FeedSpec};
+use super::queue::{self, Queue, Relay};
 use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, Ring, through, wire_seq};
 use super::translate::{Outgoing, translate};
 use super::{
     AttachError, Attached, CHAT_SHOWN, Command, DetachGuard, FanoutLimits, From, HubView,
-    LAST_BETS_BEFORE, TOTALS_EVERY, encode,
+    LAST_BETS_BEFORE, Public, TOTALS_EVERY, encode,
 };
 use crate::wire;
 
@@ -29,7 +31,6 @@ struct Subscriber {
     after: u64,
     queue: Arc<Queue>,
     relay: Option<Relay>,
-    connection: Connection,
 }
 
 /// A pending LastBets warning.
@@ -59,6 +60,15 @@ pub(super) struct HubTask {
     subscribers: HashMap<u64, Subscriber>,
     by_player: HashMap<Arc<str>, Vec<u64>>,
     next_id: u64,
+    /// What the feeds of this table are made with.
+    spec: Arc<FeedSpec>,
+    /// The connection threads that serve (or served) a subscriber of this table: each is
+    /// handed every public event for its feed.
+    relays: Vec<Relay>,
+    /// The feed of subscribers served outside the connection threads, if any came.
+    direct: Option<Arc<Feed>>,
+    /// The seq of the latest public event.
+    last_public: u64,
     /// Totals changed since the last BetTotals sent, and when one may be sent next.
     totals_dirty: bool,
     totals_next: Instant,
@@ -97,6 +107,14 @@ impl HubTask {
             subscribers: HashMap::new(),
             by_player: HashMap::new(),
             next_id: 0,
+            spec: Arc::new(FeedSpec::new(
+                limits.subscriber_queue,
+                metrics.cut_off.clone(),
+                metrics.lag.clone(),
+            )),
+            relays: Vec::new(),
+            direct: None,
+            last_public: 0,
             totals_dirty: false,
             totals_next: Instant::now(),
             last_bets: None,
@@ -273,10 +291,9 @@ impl HubTask {
                 player,
                 from,
                 relay,
-                connection,
                 reply,
             } => {
-                let _ = reply.send(self.attach(player, from, relay, connection));
+                let _ = reply.send(self.attach(player, from, relay));
             }
             Command::Detach { id } => self.remove(id),
             Command::Inject {
@@ -306,7 +323,6 @@ impl HubTask {
         player: Arc<str>,
         from: From,
         relay: Option<Relay>,
-        connection: Connection,
     ) -> Result<Attached, AttachError> {
         let after = match from {
             From::Snapshot(seq) | From::Resume(seq) => seq,
@@ -330,6 +346,18 @@ impl HubTask {
         // The backlog is already in the ring: the queue holds it on top of the usual room,
         // so a subscriber catching up is not cut off for what it missed.
         let queue = Arc::new(Queue::new(self.queue + backlog.len(), backlog));
+        let public = match &relay {
+            Some(relay) => {
+                if !self.relays.iter().any(|r| r.same(relay)) {
+                    self.relays.push(relay.clone());
+                }
+                Public::Relayed(Arc::clone(&self.spec))
+            }
+            None => Public::Direct(Arc::clone(
+                self.direct
+                    .get_or_insert_with(|| Arc::new(Feed::new(Arc::clone(&self.spec)))),
+            )),
+        };
         let id = self.next_id;
         self.next_id += 1;
         self.by_player
@@ -343,12 +371,14 @@ impl HubTask {
                 after,
                 queue: Arc::clone(&queue),
                 relay,
-                connection,
             },
         );
         self.count_players();
         Ok(Attached {
             queue,
+            public,
+            // The backlog (or the snapshot) has every event up to here; the feed the rest.
+            start: after.max(self.last_seq()),
             _guard: DetachGuard {
                 id,
                 commands: self.commands.clone(),
@@ -372,31 +402,37 @@ impl HubTask {
         let bytes = encode(seq, &self.table_id, &out.round_id, out.event);
         let event = Arc::new(Encoded {
             seq,
+            after_public: self.last_public,
             to: out.to,
             bytes,
         });
         self.ring.push(Arc::clone(&event));
+        let Some(player) = &event.to else {
+            // Once to each connection thread, which every subscriber there reads.
+            self.last_public = seq;
+            for relay in &self.relays {
+                relay.publish(&self.spec, &event);
+            }
+            if let Some(direct) = &self.direct {
+                queue::wake_now(direct.append(&event));
+            }
+            return;
+        };
         let mut full = Vec::new();
-        let mut wake = Wakeups::default();
-        let mut deepest = 0;
-        match &event.to {
-            None => {
-                for (&id, sub) in &self.subscribers {
-                    deepest = deepest.max(deliver(id, sub, &event, &mut full, &mut wake));
+        for &id in self.by_player.get(player).map_or(&[][..], Vec::as_slice) {
+            if let Some(sub) = self.subscribers.get(&id) {
+                if event.seq <= sub.after {
+                    continue;
+                }
+                match &sub.relay {
+                    // Queued on the subscriber's thread, in order with the public events.
+                    Some(relay) => relay.own(&self.spec, &sub.queue, &event),
+                    None => match sub.queue.push(Arc::clone(&event)) {
+                        Ok(queued) => queued.waker.into_iter().for_each(Waker::wake),
+                        Err(_) => full.push(id),
+                    },
                 }
             }
-            Some(player) => {
-                for &id in self.by_player.get(player).map_or(&[][..], Vec::as_slice) {
-                    if let Some(sub) = self.subscribers.get(&id) {
-                        deepest = deepest.max(deliver(id, sub, &event, &mut full, &mut wake));
-                    }
-                }
-            }
-        }
-        wake.send();
-        // A public event reaches everyone: the deepest queue then is the furthest behind.
-        if event.to.is_none() {
-            self.metrics.lag(deepest);
         }
         for _ in &full {
             self.metrics.cut_off.inc();
@@ -405,7 +441,7 @@ impl HubTask {
         for id in full {
             if let Some(sub) = self.subscribers.get(&id) {
                 sub.queue.cut(format!(
-                    "{queue} events were waiting unread: resume from your last seq"
+                    "{queue} events of your own were waiting unread: resume from your last seq"
                 ));
             }
             self.remove(id);
@@ -427,7 +463,10 @@ impl HubTask {
 
     fn cut_all(&mut self, reason: &str) {
         for sub in self.subscribers.values() {
-            sub.queue.cut(reason.to_owned());
+            match &sub.relay {
+                Some(relay) => relay.cut(&self.spec, &sub.queue, reason.to_owned()),
+                None => sub.queue.cut(reason.to_owned()),
+            }
         }
         self.subscribers.clear();
         self.by_player.clear();
@@ -469,28 +508,6 @@ impl HubTask {
     fn with_view(&self, change: impl FnOnce(&mut HubView)) {
         change(&mut self.view.lock().unwrap_or_else(PoisonError::into_inner));
     }
-}
-
-/// Queues `event` for `sub` (unless its snapshot has it already), noting whom to wake,
-/// or noting that its queue is full; the events now waiting in its queue.
-fn deliver(
-    id: u64,
-    sub: &Subscriber,
-    event: &Arc<Encoded>,
-    full: &mut Vec<u64>,
-    wake: &mut Wakeups,
-) -> usize {
-    if event.seq <= sub.after {
-        return 0;
-    }
-    let Ok(queued) = sub.queue.push(Arc::clone(event)) else {
-        full.push(id);
-        return 0;
-    };
-    if let Some(waker) = queued.waker {
-        wake.add(sub.relay.as_ref(), sub.connection, waker);
-    }
-    queued.waiting
 }
 
 async fn sleep_until(at: Option<Instant>) {

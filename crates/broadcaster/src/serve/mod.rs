@@ -54,7 +54,8 @@ pub struct ServeOptions {
     /// Serve over TLS (clients connect with `https://`); `None`: plaintext, which is
     /// refused beyond loopback.
     pub tls: Option<ServerTls>,
-    /// What each table's fan-out hub keeps (ring of recent events, queue per subscriber).
+    /// What each table's fan-out hub keeps (ring of recent events, how far behind a
+    /// subscriber may fall).
     pub fanout: FanoutLimits,
     /// Threads that serve connections, each with its own single-threaded runtime (default:
     /// one per core). See `serve`.

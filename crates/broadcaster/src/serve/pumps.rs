@@ -2,11 +2,11 @@
 //!
 //! Why: served by hyper, every stream is a task of its own with an HTTP body, tonic's
 //! encoder and hyper's pipe around it; each event then costs a task wake-up and half a
-//! dozen layers per subscriber. Here the hub's wake-up of a connection's subscribers is
-//! one wake-up of the connection, which hands each subscriber's framed events to its
-//! HTTP/2 stream directly and then writes them all at once. Flow control is kept: a
-//! stream whose window is full takes nothing more from its queue, so the hub still sees a
-//! slow subscriber fall behind and cuts it off with its resume point.
+//! dozen layers per subscriber. Here an event for a connection's subscribers is one
+//! wake-up of the connection, which hands each subscriber's framed events to its HTTP/2
+//! stream directly and then writes them all at once. Flow control is kept: a stream whose
+//! window is full takes nothing more from its thread's feed, which sees it fall behind and
+//! cuts it off with its resume point.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -168,7 +168,19 @@ impl Pump {
                     match self.send.poll_capacity(cx) {
                         Poll::Ready(Some(Ok(_))) => continue,
                         Poll::Ready(Some(Err(_)) | None) => return Pumped::Over,
-                        Poll::Pending => return waiting(sent),
+                        Poll::Pending => {
+                            // It may not be sent anything, but it is still cut off (and the
+                            // hub lets go of it) once it falls too far behind; the CutOff
+                            // goes after what waits.
+                            if let Some(cut) = self.events.poll_lagged(cx) {
+                                let mut joined =
+                                    bytes::BytesMut::with_capacity(bytes.len() + cut.len());
+                                joined.extend_from_slice(bytes);
+                                joined.extend_from_slice(&cut);
+                                *bytes = joined.freeze();
+                            }
+                            return waiting(sent);
+                        }
                     }
                 }
                 let chunk = if room >= bytes.len() {
@@ -203,7 +215,7 @@ impl Pump {
             if size >= GATHER {
                 break;
             }
-            match self.events.as_mut().poll_next(cx) {
+            match self.events.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(bytes))) => match (&first, &mut more) {
                     (None, _) => first = Some(bytes),
                     (Some(head), None) => {

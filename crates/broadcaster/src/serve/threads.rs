@@ -1,7 +1,8 @@
 //! Connections served on threads of their own, one single-threaded runtime each.
 //!
-//! Why: the hub wakes each thread's connections from inside that thread, a batch at a
-//! time (the relay, see `hub::queue`), so that the connections of a batch all hand their
+//! Why: the hub hands each public event once to each thread, whose relay puts it in the
+//! thread's feed and wakes the thread's connections from inside it, a batch at a time
+//! (see `hub::queue` and `hub::feed`), so that the connections of a batch all hand their
 //! subscribers' events over before any of them writes, and no wake-up crosses threads.
 //! That takes a runtime of the thread's own; on tokio's multi-threaded runtime a woken
 //! connection runs on whichever worker woke it. One such runtime per core keeps both

@@ -30,12 +30,12 @@ pub(crate) use grpc::{GRPC_HEADER, frame, trailers};
 pub(crate) use routes::{PlayerRoutes, SubscribeRoute};
 
 use crate::hosted::HostedTable;
-use crate::hub::{self, AttachError, Attached, From, Hub, Next};
+use crate::hub::{self, AttachError, Attached, Feed, From, Front, Hub, Next};
 use crate::player_service::PlayerServer;
 use crate::wire;
 
 /// A subscriber's stream: `TableEvent`s, each encoded and framed as a gRPC message.
-pub(crate) type EventBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
+pub(crate) type EventBytes = Subscription;
 
 /// How many times a new subscriber reads the table again when the table moved on faster
 /// than the hub keeps events between the read and the attach.
@@ -45,22 +45,19 @@ const JOIN_TRIES: usize = 3;
 pub(crate) async fn open(
     server: &PlayerServer,
     player: &str,
-    connection: Option<std::net::SocketAddr>,
     request: pb::SubscribeRequest,
 ) -> Result<EventBytes, Status> {
-    let connection = hub::Connection::of(connection);
     let table = server.table(&request.table_id)?;
     let hub = table.hub()?;
     let resume = request.resume_from_seq;
     let (prefix, position, attached) = if resume == 0 {
-        let (snapshot, seq, attached) = fresh(server, &table, hub, player, connection).await?;
+        let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
         (vec![snapshot_event(hub, seq, snapshot)], seq, attached)
     } else {
-        match hub.attach(player, From::Resume(resume), connection).await {
+        match hub.attach(player, From::Resume(resume)).await {
             Some(Ok(attached)) => (Vec::new(), resume, attached),
             Some(Err(AttachError::Gap { oldest_kept })) => {
-                let (snapshot, seq, attached) =
-                    fresh(server, &table, hub, player, connection).await?;
+                let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
                 let gap = Wire::ResumeGap(pb::ResumeGap {
                     requested_seq: resume,
                     oldest_kept_seq: oldest_kept,
@@ -104,7 +101,6 @@ async fn fresh(
     table: &HostedTable,
     hub: &Hub,
     player: &str,
-    connection: hub::Connection,
 ) -> Result<(Shown, u64, Attached), Status> {
     for _ in 0..JOIN_TRIES {
         let joined = table
@@ -113,7 +109,7 @@ async fn fresh(
             .await
             .map_err(|e| table.actor_error(e))?;
         let seq = hub::through(joined.seq);
-        match hub.attach(player, From::Snapshot(seq), connection).await {
+        match hub.attach(player, From::Snapshot(seq)).await {
             Some(Ok(attached)) => {
                 let shown = Shown {
                     round_id: joined
@@ -147,30 +143,83 @@ fn event(hub: &Hub, seq: u64, event: Wire) -> Bytes {
 }
 
 /// The prefix, then the hub's events; when the hub lets go of the subscriber, a CutOff
-/// with the seq to resume from.
+/// with the seq to resume from. Call on the thread that attached (its feed is that
+/// thread's).
 fn stream(
     table_id: std::sync::Arc<str>,
     prefix: VecDeque<Bytes>,
     position: u64,
     attached: Attached,
 ) -> EventBytes {
-    Box::pin(Subscription {
+    let (feed, reader) = attached.join_feed();
+    attached.queue.set_reader(reader);
+    Subscription {
+        direct: matches!(attached.public, hub::Public::Direct(_)),
         table_id,
         prefix,
         last: position,
-        attached,
+        start: attached.start,
+        feed,
+        reader,
+        attached: Some(attached),
         done: false,
-    })
+    }
 }
 
-/// A subscriber's stream, polled by its HTTP/2 stream: written out by hand because it runs
-/// for every subscriber on every event.
-struct Subscription {
+/// A subscriber's stream, polled by its HTTP/2 stream: the public events from the feed
+/// and its own from its queue, merged by seq. Written out by hand because it runs for
+/// every subscriber on every event.
+pub(crate) struct Subscription {
     table_id: std::sync::Arc<str>,
     prefix: VecDeque<Bytes>,
+    /// The seq the stream stands at: the last event it gave, or where it started.
     last: u64,
-    attached: Attached,
+    /// The snapshot or the backlog has every event up to this seq.
+    start: u64,
+    feed: std::sync::Arc<Feed>,
+    reader: usize,
+    /// Served outside the connection threads: no relay flags its queue, which is looked at
+    /// every time.
+    direct: bool,
+    /// `None` once cut off: the hub has let go of the subscriber.
+    attached: Option<Attached>,
     done: bool,
+}
+
+impl Subscription {
+    /// Ends the stream with a CutOff at the seq it stands at; the hub lets go of it.
+    fn cut_off(&mut self, reason: String) -> Bytes {
+        self.done = true;
+        self.attached = None;
+        hub::encode(
+            self.last,
+            &self.table_id,
+            "",
+            Wire::CutOff(pb::CutOff {
+                resume_from_seq: self.last,
+                reason,
+            }),
+        )
+    }
+
+    /// For a subscriber that cannot be sent anything now: its CutOff, ending the stream,
+    /// once it has fallen too far behind; until then, woken at the next event to ask again.
+    pub(crate) fn poll_lagged(&mut self, cx: &mut std::task::Context<'_>) -> Option<Bytes> {
+        if self.done || !self.feed.lagged(self.reader, cx) {
+            return None;
+        }
+        Some(self.cut_off(lagged(self.feed.kept())))
+    }
+}
+
+fn lagged(kept: usize) -> String {
+    format!("more than {kept} public events were waiting unread: resume from your last seq")
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.feed.leave(self.reader);
+    }
 }
 
 impl Stream for Subscription {
@@ -185,27 +234,54 @@ impl Stream for Subscription {
         if let Some(bytes) = this.prefix.pop_front() {
             return Poll::Ready(Some(Ok(bytes)));
         }
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match this.attached.queue.poll_next(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Next::Event(event)) => {
-                this.last = event.seq;
-                Poll::Ready(Some(Ok(event.bytes.clone())))
+        // The subscriber's own first event, once looked at this time.
+        let mut own: Option<std::sync::Arc<hub::Encoded>> = None;
+        let mut queue_read = this.direct;
+        loop {
+            let Some(attached) = this.attached.as_ref().filter(|_| !this.done) else {
+                return Poll::Ready(None);
+            };
+            if queue_read && own.is_none() {
+                match attached.queue.front(cx) {
+                    Front::Cut(reason) => return Poll::Ready(Some(Ok(this.cut_off(reason)))),
+                    Front::Event(event) => own = Some(event),
+                    Front::Empty if !this.direct => this.feed.queue_empty(this.reader),
+                    Front::Empty => {}
+                }
             }
-            Poll::Ready(Next::Cut(reason)) => {
-                this.done = true;
-                let cut = hub::encode(
-                    this.last,
-                    &this.table_id,
-                    "",
-                    Wire::CutOff(pb::CutOff {
-                        resume_from_seq: this.last,
-                        reason,
-                    }),
-                );
-                Poll::Ready(Some(Ok(cut)))
+            // A public event goes first if it comes before the subscriber's own.
+            let limit = own.as_ref().map_or(u64::MAX, |own| own.seq);
+            match this
+                .feed
+                .next(this.reader, this.last, limit, queue_read, cx)
+            {
+                Next::Event { seq, bytes } => {
+                    this.last = seq;
+                    return Poll::Ready(Some(Ok(bytes)));
+                }
+                Next::Lagged { kept } => return Poll::Ready(Some(Ok(this.cut_off(lagged(kept))))),
+                Next::Queue => {
+                    queue_read = true;
+                    continue;
+                }
+                Next::Nothing { latest } => {
+                    // With no public event unread, the subscriber's own may go once the
+                    // feed has the last public one the hub sent before it.
+                    if own
+                        .as_ref()
+                        .is_none_or(|own| own.after_public > latest.max(this.start))
+                    {
+                        return Poll::Pending;
+                    }
+                }
+                Next::Later => {}
+            }
+            if let Some(event) = own.take() {
+                attached.queue.pop();
+                if event.seq > this.last {
+                    this.last = event.seq;
+                    return Poll::Ready(Some(Ok(event.bytes.clone())));
+                }
             }
         }
     }

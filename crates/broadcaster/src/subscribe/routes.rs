@@ -111,8 +111,7 @@ impl SubscribeRoute {
         let request =
             grpc::unary_request::<pb::SubscribeRequest>(request, self.max_request_bytes).await?;
         let player = self.guard.admit(&request, CallClass::Other)?.sub;
-        let connection = request.remote_addr();
-        super::open(&self.server, &player, connection, request.into_inner()).await
+        super::open(&self.server, &player, request.into_inner()).await
     }
 }
 
