@@ -4,9 +4,11 @@
 //! Public events reach a subscriber through its connection thread's feed (see `feed`);
 //! its queue holds what only it gets (its bets, its balance, refusals) and, on a resume,
 //! what it missed. Each connection thread has a relay: the hub hands it every public event
-//! of the tables it serves, and the wakers of its subscribers when their queues get an
-//! event. The relay wakes connections in batches from inside its own runtime, so that all
-//! of a batch's streams run before their connections write: each connection then sends
+//! of the tables it serves, and every event (or cut-off) for a subscriber served there,
+//! in order, so that a subscriber's own events never overtake the public ones before them;
+//! the relay queues those and flags the subscriber in its feed, whose queue is otherwise
+//! not looked at. The relay wakes connections in batches from inside its own runtime, so
+//! that all of a batch's streams run before their connections write: each connection sends
 //! the event to all its subscribers in one write (see `serve`'s connection threads). It
 //! wakes the next batch only after those connections have written, so the first
 //! subscribers are sent the event while later ones wait their turn, instead of every
@@ -27,7 +29,8 @@ use super::ring::Encoded;
 /// The front of a subscriber's queue.
 pub(crate) enum Front {
     Event(Arc<Encoded>),
-    /// Nothing queued: the caller's waker is kept for the hub.
+    /// Nothing queued: the caller's waker is kept (a subscriber outside the connection
+    /// threads is woken with it).
     Empty,
     /// Nothing queued, and the hub let go of the subscriber, saying why.
     Cut(String),
@@ -41,9 +44,8 @@ struct Inner {
     waker: Option<Waker>,
 }
 
-/// A bounded queue the hub fills and one stream empties. One lock guards the events and
-/// the stream's waker: each event costs the hub one lock and the stream one, which
-/// matters when every event goes to thousands of queues.
+/// A bounded queue the relay (or, outside the connection threads, the hub) fills and one
+/// stream empties; one lock guards the events and the stream's waker.
 #[derive(Debug)]
 pub(crate) struct Queue {
     inner: Mutex<Inner>,
@@ -56,8 +58,7 @@ pub(crate) struct Queue {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Full;
 
-/// An event queued: the stream's waker if it was waiting (for the hub to wake, with the
-/// others, in a batch).
+/// An event queued: the stream's waker if it was waiting.
 #[derive(Debug)]
 pub(crate) struct Queued {
     pub(crate) waker: Option<Waker>,
@@ -104,14 +105,21 @@ impl Queue {
 
     /// Ends the queue: what is queued is still delivered, then `reason`.
     pub(crate) fn cut(&self, reason: String) {
-        let waker = {
+        self.cut_first(reason);
+    }
+
+    /// [`cut`](Self::cut); true if the queue was not cut already.
+    fn cut_first(&self, reason: String) -> bool {
+        let (first, waker) = {
             let mut inner = self.lock();
+            let first = inner.cut.is_none();
             inner.cut.get_or_insert(reason);
-            inner.waker.take()
+            (first, inner.waker.take())
         };
         if let Some(waker) = waker {
             waker.wake();
         }
+        first
     }
 
     /// The first event queued, left in the queue; when there is none, the stream's waker
@@ -259,12 +267,15 @@ fn deal_with(relayed: Relayed) -> Vec<(Waker, usize)> {
     match relayed {
         Relayed::Public(spec, event) => feed::on_this_thread(&spec).append(&event),
         Relayed::Own(spec, queue, event) => {
-            if queue.push(event).is_err() {
-                spec.cut_off.inc();
-                queue.cut(format!(
+            // Counted once: the hub lets go of it only when its stream ends, and may send
+            // it more meanwhile.
+            if queue.push(event).is_err()
+                && queue.cut_first(format!(
                     "{} events of your own were waiting unread: resume from your last seq",
                     queue.capacity
-                ));
+                ))
+            {
+                spec.cut_off.inc();
             }
             reader_of(&spec, &queue)
         }
@@ -360,5 +371,47 @@ mod tests {
         let sizes: Vec<usize> = batches(wakers).iter().map(Vec::len).collect();
         // 60 subscribers a connection: three connections make the first batch of 128.
         assert_eq!(sizes, [3, 2]);
+    }
+
+    #[test]
+    fn the_relay_queues_own_events_flags_the_reader_and_counts_a_cut_once() {
+        use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            install_relay();
+            let relay = current_relay().unwrap();
+            let spec = Arc::new(FeedSpec::new(8, Counter::default(), Gauge::default()));
+            let queue = Arc::new(Queue::new(2, Vec::new()));
+            let feed = feed::on_this_thread(&spec);
+            let reader = feed.join(0);
+            queue.set_reader(reader);
+            let mut cx = Context::from_waker(Waker::noop());
+            // Nothing for it: its queue is no longer looked at.
+            feed.queue_empty(reader);
+            assert!(matches!(
+                feed.next(reader, 0, u64::MAX, false, &mut cx),
+                feed::Next::Nothing { .. }
+            ));
+            relay.publish(&spec, &event(1));
+            relay.own(&spec, &queue, &event(2));
+            tokio::task::yield_now().await;
+            // The relay flagged its queue, which has the own event.
+            assert!(matches!(
+                feed.next(reader, 0, u64::MAX, false, &mut cx),
+                feed::Next::Queue
+            ));
+            assert_eq!(take(&queue, &mut cx), Some(Ok(2)));
+            // Three more for a queue of two: cut once, counted once.
+            for seq in 3..=6 {
+                relay.own(&spec, &queue, &event(seq));
+            }
+            tokio::task::yield_now().await;
+            assert_eq!(spec.cut_off.get(), 1);
+            assert_eq!(take(&queue, &mut cx), Some(Ok(3)));
+            assert_eq!(take(&queue, &mut cx), Some(Ok(4)));
+            assert!(matches!(take(&queue, &mut cx), Some(Err(r)) if r.contains("unread")));
+        });
     }
 }
