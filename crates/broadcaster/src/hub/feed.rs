@@ -97,8 +97,7 @@ struct State {
     events: VecDeque<Encoded>,
     /// The position of `events[0]`.
     base: u64,
-    /// The newest event's seq, and the newest one dropped from the front (0: none).
-    latest: u64,
+    /// The seq of the newest event dropped from the front (0: none).
     dropped: u64,
     readers: Vec<Reader>,
     free: Vec<usize>,
@@ -130,10 +129,10 @@ pub(crate) enum Next {
     Later,
     /// The reader's queue may have something: look, then ask again.
     Queue,
-    /// Nothing yet; the feed has every public event up to this seq.
-    Nothing { latest: u64 },
-    /// The reader fell more than the feed keeps behind.
-    Lagged { kept: usize },
+    /// Nothing yet.
+    Nothing,
+    /// The reader fell more than the feed keeps ([`Feed::kept`]) behind.
+    Lagged,
 }
 
 impl Feed {
@@ -145,7 +144,6 @@ impl Feed {
             state: Mutex::new(State {
                 events: VecDeque::new(),
                 base: 0,
-                latest: 0,
                 dropped: 0,
                 readers: Vec::new(),
                 free: Vec::new(),
@@ -212,22 +210,18 @@ impl Feed {
         queue_read: bool,
         cx: &mut Context<'_>,
     ) -> Next {
-        let kept = self.spec.keep;
         let mut state = self.lock();
         let state = &mut *state;
-        let Some(r) = state.readers.get_mut(reader) else {
-            return Next::Lagged { kept };
+        let Some(r) = state.readers.get_mut(reader).filter(|r| !r.lagged) else {
+            return Next::Lagged;
         };
-        if r.lagged {
-            return Next::Lagged { kept };
-        }
         if r.own && !queue_read {
             return Next::Queue;
         }
         // Below the feed's first event only if marking it lagged was missed: it is then.
         let Some(index) = r.cursor.checked_sub(state.base) else {
             r.lagged = true;
-            return Next::Lagged { kept };
+            return Next::Lagged;
         };
         for event in state.events.range(
             usize::try_from(index)
@@ -252,9 +246,7 @@ impl Feed {
             _ => r.waker = Some(cx.waker().clone()),
         }
         wait(&mut state.waiting, &mut state.waiting_at, r, cx);
-        Next::Nothing {
-            latest: state.latest,
-        }
+        Next::Nothing
     }
 
     /// Notes that the reader's queue has found nothing (it is flagged again when the
@@ -295,12 +287,10 @@ impl Feed {
         let event = Encoded {
             seq: event.seq,
             to: None,
-            after_public: 0,
             bytes: bytes::Bytes::copy_from_slice(&event.bytes),
         };
         let mut state = self.lock();
         let state = &mut *state;
-        state.latest = event.seq;
         state.events.push_back(event);
         let head = state.base + state.events.len() as u64;
         let mut deepest = 0;
@@ -392,7 +382,6 @@ mod tests {
         Encoded {
             seq,
             to: None,
-            after_public: 0,
             bytes: Bytes::new(),
         }
     }
@@ -411,9 +400,9 @@ mod tests {
                 *last = seq;
                 Some(seq)
             }
-            Next::Nothing { .. } => None,
+            Next::Nothing => None,
             Next::Later | Next::Queue => panic!("not asked"),
-            Next::Lagged { .. } => panic!("lagged"),
+            Next::Lagged => panic!("lagged"),
         }
     }
 
@@ -437,7 +426,7 @@ mod tests {
         feed.queue_empty(early);
         assert!(matches!(
             feed.next(early, a, u64::MAX, false, &mut cx),
-            Next::Nothing { latest: 20 }
+            Next::Nothing
         ));
         assert!(
             feed.mark_own(early).is_some(),
@@ -485,8 +474,9 @@ mod tests {
         assert!(feed.lagged(slow, &mut cx));
         assert!(matches!(
             feed.next(slow, 0, u64::MAX, true, &mut cx),
-            Next::Lagged { kept: 3 }
+            Next::Lagged
         ));
+        assert_eq!(feed.kept(), 3);
         assert_eq!(spec.cut_off.get(), 1);
         assert_eq!(next(&feed, quick, &mut last, &mut cx), Some(4));
         // A reader joining after what was dropped is lagged at once; one after it is not.
@@ -509,7 +499,7 @@ mod tests {
             feed.queue_empty(readers[reader]);
             assert!(matches!(
                 feed.next(readers[reader], 0, u64::MAX, false, &mut cx),
-                Next::Nothing { .. }
+                Next::Nothing
             ));
         }
         let woken = feed.append(&event(1));

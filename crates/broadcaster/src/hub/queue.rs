@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Waker};
 
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::mpsc;
 
 use super::feed::{self, FeedSpec};
@@ -90,9 +91,25 @@ impl Queue {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Queues `event` without waking the stream; when `capacity` events already wait
+    /// unread, ends the queue instead, saying so, and counts that in `cut_off` (once: more
+    /// may come before the stream ends), then `Full`.
+    pub(crate) fn offer(&self, event: Arc<Encoded>, cut_off: &Counter) -> Result<Queued, Full> {
+        let full = self.push(event);
+        if full.is_err()
+            && self.cut_first(format!(
+                "{} events of your own were waiting unread: resume from your last seq",
+                self.capacity
+            ))
+        {
+            cut_off.inc();
+        }
+        full
+    }
+
     /// Queues `event` without waking the stream, or `Full` when `capacity` events already
     /// wait unread.
-    pub(crate) fn push(&self, event: Arc<Encoded>) -> Result<Queued, Full> {
+    fn push(&self, event: Arc<Encoded>) -> Result<Queued, Full> {
         let mut inner = self.lock();
         if inner.events.len() >= self.capacity {
             return Err(Full);
@@ -180,7 +197,8 @@ enum Relayed {
     Cut(Arc<FeedSpec>, Arc<Queue>, String),
 }
 
-/// Hands public events and wakers to a connection thread, to be dealt with inside it.
+/// Hands a connection thread the public events of its tables, and the events and cut-offs
+/// of its subscribers, to be dealt with inside it.
 #[derive(Clone, Debug)]
 pub(crate) struct Relay(mpsc::UnboundedSender<Relayed>);
 
@@ -267,16 +285,8 @@ fn deal_with(relayed: Relayed) -> Vec<(Waker, usize)> {
     match relayed {
         Relayed::Public(spec, event) => feed::on_this_thread(&spec).append(&event),
         Relayed::Own(spec, queue, event) => {
-            // Counted once: the hub lets go of it only when its stream ends, and may send
-            // it more meanwhile.
-            if queue.push(event).is_err()
-                && queue.cut_first(format!(
-                    "{} events of your own were waiting unread: resume from your last seq",
-                    queue.capacity
-                ))
-            {
-                spec.cut_off.inc();
-            }
+            // Full: cut off, and the hub lets go of it when its stream ends.
+            let _ = queue.offer(event, &spec.cut_off);
             reader_of(&spec, &queue)
         }
         Relayed::Cut(spec, queue, reason) => {
@@ -325,7 +335,6 @@ mod tests {
         Arc::new(Encoded {
             seq,
             to: None,
-            after_public: 0,
             bytes: Bytes::new(),
         })
     }
@@ -355,7 +364,7 @@ mod tests {
         let second = queue.push(event(3)).unwrap();
         assert!(second.waker.is_none());
         assert!(matches!(queue.push(event(4)), Err(Full)));
-        // Pushing does not wake; the hub wakes the waker it was given, in a batch.
+        // Pushing does not wake; the caller wakes the waker it was given.
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 0);
         first.waker.unwrap().wake();
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -375,7 +384,7 @@ mod tests {
 
     #[test]
     fn the_relay_queues_own_events_flags_the_reader_and_counts_a_cut_once() {
-        use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
+        use prometheus_client::metrics::gauge::Gauge;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -392,7 +401,7 @@ mod tests {
             feed.queue_empty(reader);
             assert!(matches!(
                 feed.next(reader, 0, u64::MAX, false, &mut cx),
-                feed::Next::Nothing { .. }
+                feed::Next::Nothing
             ));
             relay.publish(&spec, &event(1));
             relay.own(&spec, &queue, &event(2));

@@ -36,9 +36,6 @@ pub(crate) struct Encoded {
     pub(crate) seq: u64,
     /// `None`: public; `Some(player)`: that player's only.
     pub(crate) to: Option<Arc<str>>,
-    /// A private event's place among the public ones: the seq of the last public event
-    /// before it (which a subscriber must have read first).
-    pub(crate) after_public: u64,
     /// A whole `banco.v1.TableEvent` in protobuf, framed as a gRPC message.
     pub(crate) bytes: Bytes,
 }
@@ -117,7 +114,6 @@ mod tests {
         Arc::new(Encoded {
             seq,
             to: to.map(Arc::from),
-            after_public: 0,
             bytes: Bytes::new(),
         })
     }

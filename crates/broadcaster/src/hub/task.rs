@@ -67,8 +67,6 @@ pub(super) struct HubTask {
     relays: Vec<Relay>,
     /// The feed of subscribers served outside the connection threads, if any came.
     direct: Option<Arc<Feed>>,
-    /// The seq of the latest public event.
-    last_public: u64,
     /// Totals changed since the last BetTotals sent, and when one may be sent next.
     totals_dirty: bool,
     totals_next: Instant,
@@ -114,7 +112,6 @@ impl HubTask {
             )),
             relays: Vec::new(),
             direct: None,
-            last_public: 0,
             totals_dirty: false,
             totals_next: Instant::now(),
             last_bets: None,
@@ -402,14 +399,12 @@ impl HubTask {
         let bytes = encode(seq, &self.table_id, &out.round_id, out.event);
         let event = Arc::new(Encoded {
             seq,
-            after_public: self.last_public,
             to: out.to,
             bytes,
         });
         self.ring.push(Arc::clone(&event));
         let Some(player) = &event.to else {
             // Once to each connection thread, which every subscriber there reads.
-            self.last_public = seq;
             for relay in &self.relays {
                 relay.publish(&self.spec, &event);
             }
@@ -427,23 +422,15 @@ impl HubTask {
                 match &sub.relay {
                     // Queued on the subscriber's thread, in order with the public events.
                     Some(relay) => relay.own(&self.spec, &sub.queue, &event),
-                    None => match sub.queue.push(Arc::clone(&event)) {
+                    None => match sub.queue.offer(Arc::clone(&event), &self.metrics.cut_off) {
                         Ok(queued) => queued.waker.into_iter().for_each(Waker::wake),
                         Err(_) => full.push(id),
                     },
                 }
             }
         }
-        for _ in &full {
-            self.metrics.cut_off.inc();
-        }
-        let queue = self.queue;
+        // Cut off by its queue: let go of it at once.
         for id in full {
-            if let Some(sub) = self.subscribers.get(&id) {
-                sub.queue.cut(format!(
-                    "{queue} events of your own were waiting unread: resume from your last seq"
-                ));
-            }
             self.remove(id);
         }
     }

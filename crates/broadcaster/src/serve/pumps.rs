@@ -21,14 +21,14 @@ use h2::server::SendResponse;
 use tokio::time::{Instant, Sleep};
 use tonic::Status;
 
-use crate::subscribe::{EventBytes, SubscribeRoute, trailers};
+use crate::subscribe::{SubscribeRoute, Subscription, trailers};
 
 /// How often streams that had nothing to send are checked for a reset by the client
 /// (a stream with events to send finds out when it sends).
 const RESET_SWEEP: Duration = Duration::from_secs(5);
 
 /// A Subscribe call whose stream is being opened (the table read for its snapshot).
-type Opening = BoxFuture<'static, (SendResponse<Bytes>, Result<EventBytes, Status>)>;
+type Opening = BoxFuture<'static, (SendResponse<Bytes>, Result<Subscription, Status>)>;
 
 /// A connection's Subscribe streams.
 pub(super) struct Pumps {
@@ -140,7 +140,7 @@ const GATHER: usize = 16 << 10;
 /// One Subscribe stream: its events, and those being sent when the window was full.
 struct Pump {
     send: SendStream<Bytes>,
-    events: EventBytes,
+    events: Subscription,
     pending: Option<Bytes>,
     /// How the stream ended, once its events are out.
     ended: Option<Status>,

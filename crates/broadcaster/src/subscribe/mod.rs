@@ -34,9 +34,6 @@ use crate::hub::{self, AttachError, Attached, Feed, From, Front, Hub, Next};
 use crate::player_service::PlayerServer;
 use crate::wire;
 
-/// A subscriber's stream: `TableEvent`s, each encoded and framed as a gRPC message.
-pub(crate) type EventBytes = Subscription;
-
 /// How many times a new subscriber reads the table again when the table moved on faster
 /// than the hub keeps events between the read and the attach.
 const JOIN_TRIES: usize = 3;
@@ -46,7 +43,7 @@ pub(crate) async fn open(
     server: &PlayerServer,
     player: &str,
     request: pb::SubscribeRequest,
-) -> Result<EventBytes, Status> {
+) -> Result<Subscription, Status> {
     let table = server.table(&request.table_id)?;
     let hub = table.hub()?;
     let resume = request.resume_from_seq;
@@ -150,15 +147,13 @@ fn stream(
     prefix: VecDeque<Bytes>,
     position: u64,
     attached: Attached,
-) -> EventBytes {
+) -> Subscription {
     let (feed, reader) = attached.join_feed();
     attached.queue.set_reader(reader);
     Subscription {
-        direct: matches!(attached.public, hub::Public::Direct(_)),
         table_id,
         prefix,
         last: position,
-        start: attached.start,
         feed,
         reader,
         attached: Some(attached),
@@ -166,21 +161,17 @@ fn stream(
     }
 }
 
-/// A subscriber's stream, polled by its HTTP/2 stream: the public events from the feed
-/// and its own from its queue, merged by seq. Written out by hand because it runs for
+/// A subscriber's stream of `TableEvent`s, each framed as a gRPC message, polled by its
+/// HTTP/2 stream: the public events from the feed and its own from its queue, merged by
+/// seq. Written out by hand because it runs for
 /// every subscriber on every event.
 pub(crate) struct Subscription {
     table_id: std::sync::Arc<str>,
     prefix: VecDeque<Bytes>,
     /// The seq the stream stands at: the last event it gave, or where it started.
     last: u64,
-    /// The snapshot or the backlog has every event up to this seq.
-    start: u64,
     feed: std::sync::Arc<Feed>,
     reader: usize,
-    /// Served outside the connection threads: no relay flags its queue, which is looked at
-    /// every time.
-    direct: bool,
     /// `None` once cut off: the hub has let go of the subscriber.
     attached: Option<Attached>,
     done: bool,
@@ -234,18 +225,24 @@ impl Stream for Subscription {
         if let Some(bytes) = this.prefix.pop_front() {
             return Poll::Ready(Some(Ok(bytes)));
         }
+        let Some(attached) = this.attached.as_ref().filter(|_| !this.done) else {
+            return Poll::Ready(None);
+        };
+        // Served outside the connection threads, no relay flags its queue: it is looked at
+        // every time.
+        let direct = matches!(attached.public, hub::Public::Direct(_));
         // The subscriber's own first event, once looked at this time.
         let mut own: Option<std::sync::Arc<hub::Encoded>> = None;
-        let mut queue_read = this.direct;
+        let mut queue_read = direct;
         loop {
-            let Some(attached) = this.attached.as_ref().filter(|_| !this.done) else {
+            let Some(attached) = this.attached.as_ref() else {
                 return Poll::Ready(None);
             };
             if queue_read && own.is_none() {
                 match attached.queue.front(cx) {
                     Front::Cut(reason) => return Poll::Ready(Some(Ok(this.cut_off(reason)))),
                     Front::Event(event) => own = Some(event),
-                    Front::Empty if !this.direct => this.feed.queue_empty(this.reader),
+                    Front::Empty if !direct => this.feed.queue_empty(this.reader),
                     Front::Empty => {}
                 }
             }
@@ -259,22 +256,18 @@ impl Stream for Subscription {
                     this.last = seq;
                     return Poll::Ready(Some(Ok(bytes)));
                 }
-                Next::Lagged { kept } => return Poll::Ready(Some(Ok(this.cut_off(lagged(kept))))),
+                Next::Lagged => {
+                    let kept = this.feed.kept();
+                    return Poll::Ready(Some(Ok(this.cut_off(lagged(kept)))));
+                }
                 Next::Queue => {
                     queue_read = true;
                     continue;
                 }
-                Next::Nothing { latest } => {
-                    // With no public event unread, the subscriber's own may go once the
-                    // feed has the last public one the hub sent before it.
-                    if own
-                        .as_ref()
-                        .is_none_or(|own| own.after_public > latest.max(this.start))
-                    {
-                        return Poll::Pending;
-                    }
-                }
-                Next::Later => {}
+                // No public event unread: the feed has every one before the subscriber's
+                // own (the relay, or outside the threads the hub, gave them in order).
+                Next::Nothing if own.is_none() => return Poll::Pending,
+                Next::Nothing | Next::Later => {}
             }
             if let Some(event) = own.take() {
                 attached.queue.pop();

@@ -16,7 +16,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use super::codec::video_codec;
-use super::{EventBytes, grpc};
+use super::{Subscription, grpc};
 use crate::limits::{CallClass, PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::routing::{RouteFuture, forward};
@@ -107,7 +107,7 @@ impl SubscribeRoute {
     }
 
     /// The caller's stream of events, or why not.
-    pub(crate) async fn open(&self, request: http::Request<Body>) -> Result<EventBytes, Status> {
+    pub(crate) async fn open(&self, request: http::Request<Body>) -> Result<Subscription, Status> {
         let request =
             grpc::unary_request::<pb::SubscribeRequest>(request, self.max_request_bytes).await?;
         let player = self.guard.admit(&request, CallClass::Other)?.sub;

@@ -117,24 +117,26 @@ pub(super) struct Events {
 }
 
 impl Events {
-    /// How the response ended: its trailers' status.
+    /// How the response ended: its trailers' status (asked again until they come).
     fn poll_end(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
-        self.ended = true;
-        if !self.buffered.is_empty() {
-            return Poll::Ready(Some(Err(format!(
+        let end = if self.buffered.is_empty() {
+            match ready!(self.recv.poll_trailers(cx)) {
+                Ok(trailers) => match tonic::Status::from_header_map(&trailers.unwrap_or_default())
+                {
+                    Some(status) if status.code() == tonic::Code::Ok => None,
+                    Some(status) => Some(Err(status.to_string())),
+                    None => Some(Err("the stream ended without a grpc-status".to_owned())),
+                },
+                Err(e) => Some(Err(e.to_string())),
+            }
+        } else {
+            Some(Err(format!(
                 "the stream ended inside a message ({} bytes of it came)",
                 self.buffered.len()
-            ))));
-        }
-        let trailers = match ready!(self.recv.poll_trailers(cx)) {
-            Ok(trailers) => trailers.unwrap_or_default(),
-            Err(e) => return Poll::Ready(Some(Err(e.to_string()))),
+            )))
         };
-        Poll::Ready(match tonic::Status::from_header_map(&trailers) {
-            Some(status) if status.code() == tonic::Code::Ok => None,
-            Some(status) => Some(Err(status.to_string())),
-            None => Some(Err("the stream ended without a grpc-status".to_owned())),
-        })
+        self.ended = true;
+        Poll::Ready(end)
     }
 }
 

@@ -251,32 +251,21 @@ where
     let mut current = *control.borrow();
     let mut all = SelectAll::new();
     all.push(controlled(control));
-    let mut finished = vec![false; watches.len()];
-    let mut left = watches.len();
+    let mut left = Left::new(watches.len());
     for (i, events) in streams.into_iter().enumerate() {
         match events {
             Some(events) => all.push(tagged(i, events)),
             // Its failure to subscribe is already in its watch.
-            None => {
-                finished[i] = true;
-                left -= 1;
-            }
+            None => left.finish(i),
         }
     }
-    if left == 0 {
-        return watches;
-    }
-    let mut finish = |i: usize, finished: &mut [bool]| {
-        if !finished[i] {
-            finished[i] = true;
-            left -= 1;
-        }
-        left
-    };
-    while let Some(got) = all.next().await {
+    while !left.none() {
+        let Some(got) = all.next().await else {
+            break;
+        };
         match got {
             Got::Event(i, event) => {
-                if finished[i] {
+                if left.finished[i] {
                     continue;
                 }
                 let watch = &mut watches[i];
@@ -300,25 +289,46 @@ where
                         true
                     }
                 };
-                if over && finish(i, &mut finished) == 0 {
-                    break;
+                if over {
+                    left.finish(i);
                 }
             }
             Got::Control(now) => {
                 current = now;
-                let mut left = usize::MAX;
-                for i in 0..watches.len() {
-                    if !finished[i] && watches[i].done(current) {
-                        left = finish(i, &mut finished);
+                for (i, watch) in watches.iter().enumerate() {
+                    if watch.done(current) {
+                        left.finish(i);
                     }
-                }
-                if left == 0 {
-                    break;
                 }
             }
         }
     }
     watches
+}
+
+/// Which of a connection's subscribers are still followed.
+struct Left {
+    finished: Vec<bool>,
+    count: usize,
+}
+
+impl Left {
+    fn new(subscribers: usize) -> Left {
+        Left {
+            finished: vec![false; subscribers],
+            count: subscribers,
+        }
+    }
+
+    fn finish(&mut self, i: usize) {
+        if !std::mem::replace(&mut self.finished[i], true) {
+            self.count -= 1;
+        }
+    }
+
+    fn none(&self) -> bool {
+        self.count == 0
+    }
 }
 
 pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
@@ -558,6 +568,7 @@ fn report(mut watches: Vec<Watch>, expected: u32, connections: usize) -> Report 
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn card(seq: u64, card: &str, sent_ms: u64) -> pb::TableEvent {
@@ -631,5 +642,35 @@ mod tests {
         assert!(report.problems[0].starts_with("subscriber 2:"));
         assert_eq!(report.cards, ["7C", "KD"]);
         assert_eq!(report.received, 6);
+    }
+
+    #[tokio::test]
+    async fn a_connection_is_followed_until_each_subscriber_is_done_or_its_stream_ends() {
+        let encoded = |e: pb::TableEvent| Ok(Bytes::from(e.encode_to_vec()));
+        let (control, controlled) = watch::channel(Control::Running);
+        // The first gets two cards and stays open; the second's stream ends after one.
+        let (sender, open) = mpsc::unbounded_channel();
+        sender.send(encoded(card(5, "7C", 0))).unwrap();
+        sender.send(encoded(card(6, "KD", 0))).unwrap();
+        let first = stream_of(open);
+        let second = futures::stream::iter(vec![encoded(card(5, "7C", 0))]).boxed();
+        let follower = tokio::spawn(follow(
+            vec![Some(first), Some(second), None],
+            vec![Watch::new(true), Watch::new(false), Watch::new(false)],
+            controlled,
+        ));
+        control.send(Control::Expect(2)).unwrap();
+        let watches = follower.await.unwrap();
+        assert_eq!(watches[0].check(2), Ok(()));
+        assert_eq!(watches[1].cards, 1);
+        assert_eq!(watches[1].problem.as_deref(), Some("the stream ended"));
+        assert_eq!(watches[2].cards, 0);
+        drop(sender);
+    }
+
+    fn stream_of(
+        mut events: mpsc::UnboundedReceiver<Result<Bytes, String>>,
+    ) -> futures::stream::BoxStream<'static, Result<Bytes, String>> {
+        futures::stream::poll_fn(move |cx| events.poll_recv(cx)).boxed()
     }
 }
