@@ -4,6 +4,7 @@
 //! target, so that what is fuzzed is what players type into.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use crate::bet::{BetKind, UnknownBet};
 
@@ -76,6 +77,77 @@ pub fn parse_amount(what: &str, text: &str) -> Result<i64, AmountError> {
         .checked_mul(MINOR_PER_MAJOR)
         .and_then(|m| m.checked_add(cents))
         .ok_or_else(too_large)
+}
+
+/// An amount as people read it: `€5,025.00`, `-€451.40`, `1,250.00 CHF`. Machines are
+/// given the minor units themselves; this is only ever for a person's eyes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Money<'a> {
+    minor: i64,
+    currency: &'a str,
+    signed: bool,
+}
+
+impl<'a> Money<'a> {
+    /// `minor` units of `currency` (an ISO 4217 code such as `EUR`; empty: no currency
+    /// shown).
+    pub fn new(minor: i64, currency: &'a str) -> Money<'a> {
+        Money {
+            minor,
+            currency,
+            signed: false,
+        }
+    }
+
+    /// Always shows the sign, as a change does: `+€19.00`, `-€25.00`, `+€0.00`.
+    #[must_use]
+    pub fn signed(self) -> Money<'a> {
+        Money {
+            signed: true,
+            ..self
+        }
+    }
+}
+
+impl fmt::Display for Money<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = match (self.minor < 0, self.signed) {
+            (true, _) => "-",
+            (false, true) => "+",
+            (false, false) => "",
+        };
+        let grouped = grouped(self.minor);
+        match symbol(self.currency) {
+            Some(symbol) => write!(f, "{sign}{symbol}{grouped}"),
+            None if self.currency.is_empty() => write!(f, "{sign}{grouped}"),
+            None => write!(f, "{sign}{grouped} {}", self.currency),
+        }
+    }
+}
+
+/// The sign people put before the amount, for the currencies that have one in common use.
+fn symbol(currency: &str) -> Option<&'static str> {
+    match currency {
+        "EUR" => Some("€"),
+        "USD" => Some("$"),
+        "GBP" => Some("£"),
+        _ => None,
+    }
+}
+
+/// The absolute amount with thousands separated: `1,234,567.89`.
+fn grouped(minor: i64) -> String {
+    let abs = minor.unsigned_abs();
+    let per = MINOR_PER_MAJOR.unsigned_abs();
+    let units = (abs / per).to_string();
+    let mut out = String::with_capacity(units.len() + units.len() / 3 + 3);
+    for (i, c) in units.chars().enumerate() {
+        if i > 0 && (units.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out}.{:02}", abs % per)
 }
 
 /// `1900` → `19.00`, `-5` → `-0.05`.

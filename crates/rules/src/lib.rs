@@ -20,7 +20,7 @@ pub mod settle;
 pub mod shoe;
 
 pub use amount::{
-    AmountError, BetArgsError, MINOR_PER_MAJOR, money, parse_amount, parse_bet_args, parse_stake,
+    AmountError, BetArgsError, MINOR_PER_MAJOR, Money, money, parse_amount, parse_bet_args, parse_stake,
     signed_money,
 };
 pub use bet::{BetKind, Payout, Paytable, PerBet, UnknownBet, UnknownPaytable};
@@ -28,7 +28,7 @@ pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
 pub use composition::{BadDeckCount, Composition, MAX_DECKS, NotInShoe};
 pub use coup::{Coup, CoupResult, DealError, Due, JudgeError};
 pub use odds::{OddsError, Probabilities, Rtp, probabilities, rtp};
-pub use outcome::{Side, Winner};
+pub use outcome::{Score, Side, Winner};
 pub use roads::Scoreboard;
 pub use settle::{
     Bet, BetOutcome, Rounding, SettleError, Settlement, bet_outcome, settle, settle_bet,

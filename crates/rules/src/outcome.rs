@@ -67,3 +67,23 @@ impl fmt::Display for Winner {
         })
     }
 }
+
+/// The two totals of a coup, always Player first (the dealing order), so that every screen,
+/// overlay and report reads them the same way: `Player 7 – Banker 9`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Score {
+    pub player: u8,
+    pub banker: u8,
+}
+
+impl Score {
+    pub fn winner(self) -> Winner {
+        Winner::from_totals(self.player, self.banker)
+    }
+}
+
+impl fmt::Display for Score {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Player {} – Banker {}", self.player, self.banker)
+    }
+}
