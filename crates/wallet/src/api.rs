@@ -1,0 +1,269 @@
+//! What a table asks of a wallet, and what it is answered. Amounts are `i64` minor units of
+//! the account's currency (ISO 4217 code, e.g. `EUR`); nothing here ever carries a float.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+/// A boxed `Send` future, so that [`Wallet`] is object safe (`Arc<dyn Wallet>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The longest transaction id a wallet must accept.
+pub const TX_ID_MAX_LEN: usize = 128;
+
+/// A transaction id: unique per movement of money, chosen by the table so that a retry
+/// (after a timeout, a crash, a restart) carries the same id and moves money at most once.
+/// 1 to [`TX_ID_MAX_LEN`] characters of `A-Z a-z 0-9 : . _ - @` (player ids are token subjects,
+/// which may hold `@`), so that it reads the same in a log, a URL, a CSV line and an
+/// operator's database.
+///
+/// The table derives them from what its journal replays exactly (`crates/table`): a stake is
+/// `debit:<round>:<player>:<n>:<position>` (`n` counting the player's bet requests in the
+/// round), its return `credit:<round>:<player>:<position>`, a cancel `cancel:<debit id>`;
+/// never from a client's own text, which could be of any length or alphabet.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TxId(String);
+
+/// Why a text is not a transaction id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TxIdError {
+    #[error("transaction id is empty")]
+    Empty,
+    #[error("transaction id `{0}…` is longer than {TX_ID_MAX_LEN} characters")]
+    TooLong(String),
+    #[error("transaction id `{id}`: `{bad}` is not allowed (only A-Z a-z 0-9 : . _ - @)")]
+    BadCharacter { id: String, bad: char },
+}
+
+impl TxId {
+    pub fn new(id: impl Into<String>) -> Result<TxId, TxIdError> {
+        let id = id.into();
+        if id.is_empty() {
+            return Err(TxIdError::Empty);
+        }
+        if id.len() > TX_ID_MAX_LEN {
+            return Err(TxIdError::TooLong(id.chars().take(32).collect()));
+        }
+        if let Some(bad) = id
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '_' | '-' | '@')))
+        {
+            return Err(TxIdError::BadCharacter { id, bad });
+        }
+        Ok(TxId(id))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TxId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for TxId {
+    type Error = TxIdError;
+    fn try_from(id: String) -> Result<TxId, TxIdError> {
+        TxId::new(id)
+    }
+}
+
+impl From<TxId> for String {
+    fn from(id: TxId) -> String {
+        id.0
+    }
+}
+
+/// A stake taken from a player's account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Debit {
+    pub tx: TxId,
+    pub player: String,
+    pub currency: String,
+    /// More than zero.
+    pub amount: i64,
+    pub table: String,
+    pub round: String,
+    /// The position staked on (`banker`, `player_pair`, …).
+    pub bet: String,
+    /// The player's whole stake on this position in this round once this debit is taken:
+    /// what the player's self-limit (a maximum per bet, seed 000) is checked against, since
+    /// a bet may be built up over several requests.
+    pub position_total: i64,
+}
+
+/// Why money goes back to a player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditKind {
+    /// The settlement of a bet: its stake back and its winnings (0 for a losing bet, which
+    /// still closes the bet, as operators' wallets expect every bet to be settled).
+    Settlement,
+    /// A stake given back: bets cleared while betting was open, a voided round.
+    Refund,
+}
+
+/// Money returned to a player's account, for one or more debits it settles.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credit {
+    pub tx: TxId,
+    pub player: String,
+    pub currency: String,
+    /// Zero or more.
+    pub amount: i64,
+    pub kind: CreditKind,
+    pub table: String,
+    pub round: String,
+    pub bet: String,
+    /// The debits this credit settles: once credited, they can no longer be cancelled.
+    pub debits: Vec<TxId>,
+}
+
+/// Takes back a debit whose bet the table did not accept (betting closed before the
+/// wallet answered, another bet of the same request was refused, the table restarted).
+/// The debit's amount goes back to the player; a cancel that arrives first is remembered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cancel {
+    pub tx: TxId,
+    /// The debit to take back.
+    pub debit: TxId,
+    pub player: String,
+    pub currency: String,
+    /// The debit's amount, so an operator's wallet can check it.
+    pub amount: i64,
+    pub table: String,
+    pub round: String,
+}
+
+/// The wallet's answer to a movement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    pub tx: TxId,
+    /// The player's available balance once the movement is made.
+    pub balance: i64,
+    pub currency: String,
+    /// This id had been answered before: this is that answer, nothing moved now.
+    pub replayed: bool,
+}
+
+/// A player's own maximum stake per bet, in force on every table, and a raise or removal
+/// waiting for its cooling-off.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelfLimit {
+    /// In force now; `None`: no limit.
+    pub max_bet: Option<i64>,
+    /// A raise or removal asked for: the limit (`None`: removed) and when it takes effect
+    /// (unix milliseconds).
+    pub pending: Option<(Option<i64>, u64)>,
+}
+
+/// A player's account as a table needs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountView {
+    pub player: String,
+    pub currency: String,
+    /// Available to bet.
+    pub balance: i64,
+    pub blocked: bool,
+    pub self_limit: SelfLimit,
+}
+
+/// Why a wallet did not make a movement. Only [`WalletError::Unavailable`] may succeed when
+/// sent again as it is.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "error", rename_all = "snake_case")]
+pub enum WalletError {
+    #[error("insufficient funds: {needed} needed, {available} available (minor units)")]
+    InsufficientFunds { needed: i64, available: i64 },
+    #[error("over the player's own limit of {limit} per bet (minor units); {asked} asked")]
+    SelfLimit { limit: i64, asked: i64 },
+    #[error("the player's account is blocked")]
+    AccountBlocked,
+    /// The operator does not know the player's session (seamless wallets).
+    #[error("the player's session is not valid: {0}")]
+    InvalidSession(String),
+    /// Not reachable, timed out, or a temporary error: safe to retry with the same id.
+    #[error("wallet unavailable: {0}")]
+    Unavailable(String),
+    /// The id was used before for another request.
+    #[error("transaction {tx} was used before for another request: {why}")]
+    Conflict { tx: TxId, why: String },
+    /// The debit was cancelled before it arrived, or is cancelled.
+    #[error("debit {tx} was cancelled")]
+    Cancelled { tx: TxId },
+    /// A cancel of a debit already settled by a credit.
+    #[error("debit {tx} is already settled")]
+    AlreadySettled { tx: TxId },
+    /// A credit for a debit the wallet never took.
+    #[error("debit {tx} does not exist")]
+    DebitDoesNotExist { tx: TxId },
+    /// The request itself is not valid (amount, currency, id): the message names the field.
+    #[error("invalid request: {0}")]
+    Invalid(String),
+}
+
+impl WalletError {
+    /// Worth sending again, unchanged, later.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, WalletError::Unavailable(_))
+    }
+}
+
+/// A wallet, whichever it is. Each call is one request; a caller may have many in flight
+/// at once (the embedded and `banco wallet` stores commit concurrent requests together).
+pub trait Wallet: Send + Sync + fmt::Debug + 'static {
+    /// The player's account, created empty on first use.
+    fn account<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+    ) -> BoxFuture<'a, Result<AccountView, WalletError>>;
+
+    fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+
+    fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+
+    fn cancel<'a>(&'a self, cancel: &'a Cancel) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+
+    /// Sets the player's own limit per bet (`None`: remove it) at `now_ms`: a lowering
+    /// takes effect at once, a raise or removal after the wallet's cooling-off and at most
+    /// once in its period; the answer says what is in force and what waits.
+    fn set_self_limit<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+        max_bet: Option<i64>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<SelfLimit, WalletError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn transaction_ids_are_short_plain_text() {
+        assert!(TxId::new("debit:T01-S0001-H003:alice@casino.example:2:banker").is_ok());
+        assert_eq!(TxId::new(""), Err(TxIdError::Empty));
+        assert!(matches!(
+            TxId::new("a".repeat(TX_ID_MAX_LEN + 1)),
+            Err(TxIdError::TooLong(_))
+        ));
+        assert_eq!(
+            TxId::new("debit:alice bob"),
+            Err(TxIdError::BadCharacter {
+                id: "debit:alice bob".to_owned(),
+                bad: ' '
+            })
+        );
+        let err = serde_json::from_str::<TxId>("\"a/b\"").unwrap_err();
+        assert!(err.to_string().contains("`/` is not allowed"), "{err}");
+    }
+}
