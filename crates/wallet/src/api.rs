@@ -174,6 +174,24 @@ pub struct AccountView {
     pub self_limit: SelfLimit,
 }
 
+/// A player's balance changed (a deposit at the cashier, a movement at any table), for the
+/// tables to pass on to the player's subscriptions everywhere.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalanceChange {
+    pub player: String,
+    pub currency: String,
+    /// Available after the change.
+    pub balance: i64,
+    /// Signed change of the available balance.
+    pub delta: i64,
+    /// The movement that made it.
+    pub tx: TxId,
+    /// `debit`, `credit`, `cancel`, `deposit`, `withdrawal`.
+    pub reason: String,
+    /// The table it was made at; empty for the cashier.
+    pub table: String,
+}
+
 /// Why a wallet did not make a movement. Only [`WalletError::Unavailable`] may succeed when
 /// sent again as it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -241,6 +259,12 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
         max_bet: Option<i64>,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>>;
+
+    /// Every balance change from now on, of every player, for as long as the receiver is
+    /// kept (a receiver that lags is told how many it missed, and should read the accounts
+    /// it shows again). `None`: this wallet cannot tell (an operator's wallet tells nobody):
+    /// a table then shows the balance of each receipt and refreshes on subscribe.
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<BalanceChange>>;
 }
 
 #[cfg(test)]
