@@ -496,6 +496,58 @@ fn the_demo_refuses_a_folder_it_did_not_make() {
     );
 }
 
+/// A second demo on the folder of one that runs is refused, naming the folder and the
+/// first demo, and empties nothing: it used to delete the first one's journal and archive
+/// under it.
+#[test]
+fn a_second_demo_on_a_folder_in_use_is_refused() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("demo-data");
+    let mut first = Proc(
+        banco()
+            .args(["demo", "table", "--headless", "--rounds", "1000"])
+            .args(["--betting-seconds", "2", "--no-video", "--data-dir"])
+            .arg(&data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = first.0.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let playing = lines.any(|line| line.unwrap().contains("the built-in croupier plays"));
+    assert!(playing, "the first demo never started playing");
+    let out = banco()
+        .args(["demo", "table", "--headless", "--rounds", "1", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let data = data.canonicalize().unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "{} is in use by another banco process (pid {}, `banco demo table`)",
+            data.display(),
+            first.0.id()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        data.join("archive.db").exists(),
+        "the first demo's archive is still there"
+    );
+    assert!(
+        data.join("table").join("T01").exists(),
+        "the first demo's journal is still there"
+    );
+    assert!(
+        first.0.try_wait().unwrap().is_none(),
+        "the first demo plays on"
+    );
+}
+
 /// The demo killed outright (as when its terminal window is closed: no time to stop its
 /// children): every process it started stops by itself, instead of holding its port and
 /// the CPU with no one to see it.

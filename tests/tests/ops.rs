@@ -587,3 +587,97 @@ fn sigterm_stops_every_service_cleanly() {
         eprintln!("{name}: stopped {:?} after SIGTERM", asked.elapsed());
     }
 }
+
+/// Two broadcasters on one data folder would append to the same journals, two archives on
+/// one database would each move the chain's head under the other: the second is refused,
+/// naming the folder and the process that has it, and the first goes on untouched.
+#[test]
+fn a_second_service_on_a_folder_in_use_is_refused_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = banco_e2e::procs::start_validator(&keys);
+    let setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    let mut first = setup.start();
+    let out = banco().args(setup.args()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} is in use by another banco process (pid {}, `banco broadcaster`)",
+            setup.data_dir.display(),
+            first.pid()
+        )),
+        "{stderr}"
+    );
+    assert!(first.is_running(), "the first broadcaster goes on");
+
+    let db_file = dir.path().join("archive.db");
+    let db = format!("sqlite://{}", db_file.display());
+    let mut archive = banco_e2e::procs::start_archive(&keys, &db, "127.0.0.1:0", None);
+    let out = banco()
+        .args([
+            "archive",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            &db,
+            "--public-key",
+        ])
+        .arg(keys.public_key())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} is in use by another banco process (pid {}, `banco archive`)",
+            db_file.display(),
+            archive.pid()
+        )),
+        "{stderr}"
+    );
+    assert!(archive.is_running(), "the first archive goes on");
+    // Once the first is gone, the folder is free again: nothing stale is left behind.
+    first.kill();
+    let mut again = setup.start();
+    assert!(again.is_running());
+}
+
+/// A log written to a file (the demo's `logs/`, systemd's journal) carries no colour codes:
+/// they are for a person at a terminal.
+#[test]
+fn logs_written_to_a_file_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(dir.path());
+    let log = dir.path().join("archive.log");
+    let mut child = banco()
+        .args(["archive", "--listen", "127.0.0.1:0", "--db"])
+        .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
+        .arg("--public-key")
+        .arg(keys.public_key())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("archive listening on "), "{first}");
+    // It warns that no table key was given once it is up; then it is stopped.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text.contains("archive serving ArchiveService") {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.contains("WARN"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "escape codes in a log file:\n{text:?}"
+    );
+}

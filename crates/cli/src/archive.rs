@@ -1,7 +1,7 @@
 //! `banco archive`: ArchiveService alone, over an SQLite file or PostgreSQL.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use banco_auth::Verifier;
 use banco_auth::keys::load_verifying_key;
 use prometheus_client::registry::Registry;
 
+use crate::folder_lock::FolderLock;
 use crate::validator::TlsArgs;
 
 #[derive(Debug, clap::Args)]
@@ -43,22 +44,41 @@ pub(crate) struct ArchiveArgs {
 }
 
 impl ArchiveArgs {
+    /// The database file, with SQLite.
+    fn sqlite_file(&self) -> Option<&Path> {
+        self.db
+            .strip_prefix("sqlite://")
+            .or_else(|| self.db.strip_prefix("sqlite:"))
+            .map(|rest| Path::new(rest.split('?').next().unwrap_or(rest)))
+    }
+
     fn clips_dir(&self) -> PathBuf {
         if let Some(dir) = &self.clips {
             return dir.clone();
         }
-        let sqlite_file = self
-            .db
-            .strip_prefix("sqlite://")
-            .or_else(|| self.db.strip_prefix("sqlite:"))
-            .map(|rest| rest.split('?').next().unwrap_or(rest));
-        match sqlite_file
-            .map(std::path::Path::new)
-            .and_then(std::path::Path::parent)
-        {
+        match self.sqlite_file().and_then(Path::parent) {
             Some(dir) => dir.join("clips"),
             None => PathBuf::from("clips"),
         }
+    }
+
+    /// Holds the database file (with SQLite) and the clips folder for this process: two
+    /// archives on one chain would each check a new round against a head the other moves.
+    fn lock(&self) -> anyhow::Result<Vec<FolderLock>> {
+        let mut locks = Vec::new();
+        if let Some(file) = self.sqlite_file() {
+            let mut lock_file = file.as_os_str().to_owned();
+            lock_file.push(".lock");
+            locks.push(
+                FolderLock::take_file(Path::new(&lock_file), file, "banco archive")
+                    .context("--db")?,
+            );
+        }
+        let clips = self.clips_dir();
+        std::fs::create_dir_all(&clips)
+            .with_context(|| format!("--clips {}: could not create it", clips.display()))?;
+        locks.push(FolderLock::take(&clips, "banco archive").context("--clips")?);
+        Ok(locks)
     }
 }
 
@@ -76,6 +96,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
     let tls = args.tls.load()?;
     banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
     crate::metrics_http::check(&args.ops)?;
+    let _locks = args.lock()?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {
         let stop = crate::stop_signal::StopSignal::listen()?;

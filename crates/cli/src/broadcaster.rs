@@ -33,6 +33,8 @@ use banco_table::{
 };
 use prometheus_client::registry::Registry;
 
+use crate::folder_lock::FolderLock;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
     /// A croupier deals real cards.
@@ -224,6 +226,15 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         }
         configs.push(config);
     }
+
+    std::fs::create_dir_all(&args.data_dir).with_context(|| {
+        format!(
+            "--data-dir {}: could not create it",
+            args.data_dir.display()
+        )
+    })?;
+    // Two broadcasters on one folder would both append to the same journals.
+    let _data_lock = FolderLock::take(&args.data_dir, "banco broadcaster").context("--data-dir")?;
 
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {

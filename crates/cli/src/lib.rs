@@ -16,6 +16,7 @@ mod broadcaster;
 mod config;
 mod croupier;
 mod demo;
+mod folder_lock;
 mod judge;
 mod logging;
 mod metrics_http;

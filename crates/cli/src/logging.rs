@@ -2,6 +2,7 @@
 //! (one per line, with `timestamp`, `level`, `target` and `message` at the top) on request.
 //! Logs go to stderr: stdout carries the `… listening on ADDR` lines scripts read.
 
+use std::io::IsTerminal as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tracing_subscriber::EnvFilter;
@@ -29,8 +30,12 @@ pub(crate) fn init_for_bench() {
 
 fn init_filtered(format: LogFormat, default: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colours only for a person at a terminal: a log file (the demo's logs/, systemd's
+    // journal) would keep the escape codes as noise.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     // Err only if a subscriber is already set, which then keeps logging.
     let _ = match format {

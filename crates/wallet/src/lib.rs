@@ -29,6 +29,6 @@
 pub mod api;
 
 pub use api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit, TxId,
-    TxIdError, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit,
+    TxId, TxIdError, Wallet, WalletError,
 };

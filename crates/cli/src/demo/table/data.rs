@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use banco_auth::Role;
 
+use crate::folder_lock::{FolderLock, LOCK_FILE};
 use crate::token::{issue, keygen};
 
 /// Marks a folder as the demo's own, so that emptying it can never hit anything else.
@@ -22,41 +23,58 @@ const TOKEN_TTL: Duration = Duration::from_secs(7 * 86_400);
 #[derive(Debug)]
 pub(crate) struct DemoData {
     pub(crate) dir: PathBuf,
+    /// Held for the demo's whole life.
+    _lock: FolderLock,
 }
 
 impl DemoData {
     /// Makes `dir` ready for a fresh run: emptied if the demo made it, created if missing,
-    /// refused if it holds anything else.
+    /// refused if it holds anything else or another demo is using it.
     pub(crate) fn prepare(dir: &Path) -> anyhow::Result<DemoData> {
         if dir.exists() {
-            let empty = std::fs::read_dir(dir)
-                .with_context(|| format!("--data-dir {}: cannot read it", dir.display()))?
-                .next()
-                .is_none();
-            if !empty && !dir.join(MARKER).exists() {
+            let mut entries = std::fs::read_dir(dir)
+                .with_context(|| format!("--data-dir {}: cannot read it", dir.display()))?;
+            let foreign = entries.any(|e| e.is_ok_and(|e| e.file_name() != LOCK_FILE))
+                && !dir.join(MARKER).exists();
+            if foreign {
                 bail!(
                     "--data-dir {}: the folder holds files the demo did not make; \
                      give an empty or new folder",
                     dir.display()
                 );
             }
-            if !empty {
-                std::fs::remove_dir_all(dir)
-                    .with_context(|| format!("could not empty {}", dir.display()))?;
-            }
         }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("could not create {}", dir.display()))?;
         // Absolute, so that children and the printed commands work from any folder.
-        let dir = dir
+        let dir = &dir
             .canonicalize()
             .with_context(|| format!("{}", dir.display()))?;
+        // Taken before anything is emptied: a second demo on this folder would otherwise
+        // delete the first one's journal and archive under it.
+        let lock = FolderLock::take(dir, "banco demo table").context("--data-dir")?;
+        for entry in
+            std::fs::read_dir(dir).with_context(|| format!("could not read {}", dir.display()))?
+        {
+            let entry = entry.with_context(|| format!("could not read {}", dir.display()))?;
+            if entry.file_name() == LOCK_FILE {
+                continue;
+            }
+            let path = entry.path();
+            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.with_context(|| format!("could not empty {}", path.display()))?;
+        }
+        let dir = dir.clone();
         std::fs::write(
             dir.join(MARKER),
             "made by `banco demo table`; emptied by its next run\n",
         )
         .with_context(|| format!("could not write in {}", dir.display()))?;
-        let data = DemoData { dir };
+        let data = DemoData { dir, _lock: lock };
         for sub in ["keys", "table-key", "tokens", "logs"] {
             std::fs::create_dir_all(data.dir.join(sub))
                 .with_context(|| format!("could not create {}", data.dir.join(sub).display()))?;
@@ -131,6 +149,16 @@ mod tests {
         let data = DemoData::prepare(&dir).unwrap();
         assert!(data.signing_key().exists() && data.table_key_pub().exists());
         std::fs::write(data.dir.join("archive.db"), "old").unwrap();
+        let err = DemoData::prepare(&dir).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("in use by another banco process"),
+            "{err:#}"
+        );
+        assert!(
+            data.dir.join("archive.db").exists(),
+            "a demo refused leaves the running one's files alone"
+        );
+        drop(data);
         let again = DemoData::prepare(&dir).unwrap();
         assert!(
             !again.archive_db().exists(),
