@@ -16,6 +16,8 @@ mod broadcaster;
 mod config;
 mod croupier;
 mod demo;
+mod exit;
+mod grpc;
 mod judge;
 mod logging;
 mod metrics_http;
@@ -28,6 +30,7 @@ mod stop_signal;
 mod stop_with_parent;
 mod stream;
 mod stream_metrics;
+mod times;
 mod token;
 mod validator;
 
@@ -158,7 +161,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             logging::fatal(&err);
-            ExitCode::from(2)
+            exit::exit_code(&err)
         }
     }
 }
