@@ -16,6 +16,7 @@ pub mod refusal;
 pub mod round_id;
 pub mod spec;
 pub mod table;
+pub mod wallet_book;
 
 pub use actor::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
@@ -24,9 +25,9 @@ pub use actor::{
     spawn,
 };
 pub use chat::ChatTextProblem;
-pub use command::{CardSource, Command};
+pub use command::{CardSource, Command, DebitOutcome, WalletAck};
 pub use currency::{BadCurrency, Currency, Utc};
-pub use event::{BalanceReason, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
+pub use event::{BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
 pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
@@ -34,3 +35,4 @@ pub use refusal::Refusal;
 pub use round_id::RoundId;
 pub use spec::{TableSpec, TableSpecError, parse_blocked_words, parse_table_spec};
 pub use table::Table;
+pub use wallet_book::{Owed, OwedOp, PendingRequest, WalletBook};

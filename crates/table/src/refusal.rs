@@ -67,6 +67,8 @@ pub enum Refusal {
         player: String,
         reasons: PositionRefusals,
     },
+    #[error("no bet request of {player} under key `{key}` is waiting for the wallet")]
+    NotPending { player: String, key: String },
     #[error(
         "bets of {player} refused: {} needed, the balance is {}",
         currency.amount(*needed),

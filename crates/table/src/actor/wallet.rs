@@ -103,7 +103,7 @@ pub(crate) async fn run(
                 while let Some(Some(ack)) = futures::FutureExt::now_or_never(in_flight.next()) {
                     acks.push(ack);
                 }
-                let command = Command::WalletAcked { acks };
+                let command = Command::WalletAcked { acks, now_ms: 0 };
                 if let Err(e) = actor.submit(None, command).await {
                     tracing::warn!(error = %e, "wallet: the table did not take acknowledgements; they are sent again at its next start");
                     return;
