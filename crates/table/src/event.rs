@@ -108,6 +108,8 @@ pub enum Event {
         player: String,
         round_id: RoundId,
         key: String,
+        /// The bets the request asked for, after raises.
+        bets: Vec<(BetKind, i64)>,
         why: BetRefusal,
     },
     /// Movements the table now owes the wallet (credits of a settlement, refunds, cancels),
@@ -152,6 +154,9 @@ pub enum Event {
         delta: i64,
         /// The player's stakes on the round under way, after the change.
         in_play: i64,
+        /// What the table owes the player and the wallet has not taken yet (a payout while
+        /// the wallet is down): not in `balance` until it is.
+        pending: i64,
         reason: BalanceReason,
     },
     /// A player sat down (public: everyone sees who sits where).

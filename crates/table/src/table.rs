@@ -42,7 +42,7 @@ use crate::phase::{Correction, DealtCard, Phase, VoidRecord};
 use crate::policy::{ConfigError, Pacing, TableConfig};
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-use crate::wallet_book::{self, OwedOp, PendingRequest, WalletBook};
+use crate::wallet_book::{self, Owed, OwedOp, PendingRequest, WalletBook};
 
 /// How many answered requests (PlaceBets, ClearBets, Rebet) are remembered per player for
 /// idempotency. A retry is recognised as long as the player has made fewer than this many
@@ -882,7 +882,8 @@ impl Table {
                 }
             }
         }
-        let owed = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let pending = self.pending_events(&owed, BalanceReason::Settlement);
         let mut events = vec![
             Event::Settled {
                 round_id: round.id.clone(),
@@ -892,6 +893,7 @@ impl Table {
             },
             Event::WalletOwed { owed },
         ];
+        events.extend(pending);
         events.push(self.finished(round, None, settled, Some(by), now));
         self.phase = Phase::Settled;
         if let Some(winner) = winner {
@@ -1005,7 +1007,8 @@ impl Table {
             by: by.to_owned(),
             at: now,
         };
-        let owed = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let pending = self.pending_events(&owed, BalanceReason::VoidRefund);
         let mut events = vec![
             Event::RoundVoided {
                 round_id: round.id.clone(),
@@ -1014,10 +1017,24 @@ impl Table {
             },
             Event::WalletOwed { owed },
         ];
+        events.extend(pending);
         events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
         self.phase = Phase::Voided;
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
+    }
+
+    /// Each player `owed` pays, told their balance with what is now pending for them
+    /// (credited when the wallet acknowledges it).
+    fn pending_events(&self, owed: &[Owed], reason: BalanceReason) -> Vec<Event> {
+        let players: BTreeSet<&str> = owed.iter().map(|o| o.op.player()).collect();
+        players
+            .into_iter()
+            .filter_map(|player| {
+                let balance = self.wallet.balance(player)?;
+                Some(self.balance_event(player, balance, 0, reason))
+            })
+            .collect()
     }
 
     /// The ledger entries and the wallet credits that give `player` back their `stakes` of
@@ -1123,6 +1140,7 @@ impl Table {
             balance,
             delta,
             in_play: self.in_play_of(player),
+            pending: self.wallet.owed_to(player),
             reason,
         }
     }
@@ -1329,6 +1347,7 @@ impl Table {
                     player: player.to_owned(),
                     round_id: request.round_id,
                     key: key.to_owned(),
+                    bets: request.bets,
                     why,
                 },
                 Event::WalletOwed { owed },
@@ -1482,8 +1501,9 @@ impl Table {
         if let Some(state) = self.players.get_mut(player) {
             state.history.cleared(&round_id);
         }
-        let owed = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
-        let events = vec![
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let mut pending = self.pending_events(&owed, BalanceReason::Clear);
+        let mut events = vec![
             Event::BetsCleared {
                 player: player.to_owned(),
                 round_id: round_id.clone(),
@@ -1493,6 +1513,7 @@ impl Table {
             Event::WalletOwed { owed },
             Event::BetTotals { round_id, totals },
         ];
+        events.append(&mut pending);
         self.remember(player, key, fingerprint, &events);
         Ok(events)
     }

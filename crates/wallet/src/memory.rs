@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, Receipt, SelfLimit, TxId,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit, TxId,
     Wallet, WalletError,
 };
 
@@ -66,7 +66,7 @@ impl MemoryWallet {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A cashier's deposit (idempotent by `key`).
+    /// A cashier's deposit (idempotent by `key`); a negative `amount` withdraws.
     pub fn deposit(
         &self,
         key: &str,
@@ -75,10 +75,10 @@ impl MemoryWallet {
         amount: i64,
     ) -> Result<Receipt, WalletError> {
         let tx = TxId::new(key).map_err(|e| WalletError::Invalid(e.to_string()))?;
-        if amount <= 0 {
-            return Err(WalletError::Invalid(format!(
-                "amount_minor {amount}: a deposit is more than zero"
-            )));
+        if amount == 0 {
+            return Err(WalletError::Invalid(
+                "amount_minor 0: a deposit or a withdrawal is more than zero".to_owned(),
+            ));
         }
         let mut state = self.state();
         if let Some(seen) = state.seen.get(&tx) {
@@ -93,6 +93,12 @@ impl MemoryWallet {
             .balances
             .entry((player.to_owned(), currency.to_owned()))
             .or_insert(0);
+        if *balance + amount < 0 {
+            return Err(WalletError::InsufficientFunds {
+                needed: -amount,
+                available: *balance,
+            });
+        }
         *balance += amount;
         let receipt = Receipt {
             tx: tx.clone(),
@@ -110,7 +116,8 @@ impl MemoryWallet {
             ),
         );
         drop(state);
-        self.tell(player, currency, &receipt, amount, "deposit", "");
+        let reason = if amount > 0 { "deposit" } else { "withdrawal" };
+        self.tell(player, currency, &receipt, amount, reason, "");
         Ok(receipt)
     }
 
@@ -358,6 +365,44 @@ fn conflict(tx: &TxId) -> WalletError {
     WalletError::Conflict {
         tx: tx.clone(),
         why: "it was used for another request".to_owned(),
+    }
+}
+
+impl Cashier for MemoryWallet {
+    fn deposit<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| {
+            if amount <= 0 {
+                return Err(WalletError::Invalid(format!(
+                    "amount_minor {amount}: a deposit is more than zero"
+                )));
+            }
+            MemoryWallet::deposit(self, key.as_str(), player, currency, amount)
+        });
+        Box::pin(async move { answer })
+    }
+
+    fn withdraw<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| {
+            if amount <= 0 {
+                return Err(WalletError::Invalid(format!(
+                    "amount_minor {amount}: a withdrawal is more than zero"
+                )));
+            }
+            MemoryWallet::deposit(self, key.as_str(), player, currency, -amount)
+        });
+        Box::pin(async move { answer })
     }
 }
 

@@ -286,6 +286,9 @@ pub(crate) enum Request {
 #[derive(Clone, Debug)]
 pub struct TableHandle {
     table_id: Arc<str>,
+    /// The wallet the table spends through, for the reads a host answers without the actor
+    /// (a player's balance, their self-limit).
+    wallet: Arc<dyn Wallet>,
     requests: mpsc::Sender<Request>,
     published: broadcast::Sender<Arc<Published>>,
     stats: StatsReader,
@@ -388,6 +391,11 @@ impl TableHandle {
 
     pub fn table_id(&self) -> &str {
         &self.table_id
+    }
+
+    /// The players' wallet the table spends through.
+    pub fn wallet(&self) -> &Arc<dyn Wallet> {
+        &self.wallet
     }
 
     /// The journal's group-commit counters (fsyncs = `commits`).

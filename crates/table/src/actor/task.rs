@@ -251,6 +251,7 @@ pub(super) async fn spawn(
     ));
     let handle = TableHandle {
         table_id: Arc::from(config.table.table_id.as_str()),
+        wallet: Arc::clone(&config.wallet),
         requests,
         published,
         stats: committer.stats_reader(),
