@@ -20,7 +20,7 @@ use banco_auth::keys::{load_signing_key, load_verifying_key};
 use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
 use banco_broadcaster::{
     ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate,
-    RequestLimits, ServeOptions, VideoMetricFamilies, serve,
+    RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -303,6 +303,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 None
             }
         };
+        // TODO(wallet): the embedded store and --wallet; in memory until it lands.
+        let memory = Arc::new(banco_wallet::MemoryWallet::new());
+        let wallet: Arc<dyn banco_wallet::Wallet> = memory.clone();
         let mut hosted = Vec::new();
         let mut tasks = Vec::new();
         for config in configs {
@@ -320,6 +323,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+            actor_config.wallet = Arc::clone(&wallet);
             actor_config.signer.clone_from(&signer);
             actor_config.metrics = table_metrics.for_table(&config.table_id);
             // Journaled with the table's config: a restart with other settings is refused.
@@ -339,7 +343,10 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             tasks.push(task);
         }
         let mut options = ServeOptions::new(Arc::new(verifier), hosted);
-        options.welcome_credit = args.welcome_credit;
+        options.welcome = (args.welcome_credit > 0).then(|| WelcomeCredit {
+            amount: args.welcome_credit,
+            cashier: memory.clone(),
+        });
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         options.clips = clips;
