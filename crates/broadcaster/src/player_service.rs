@@ -448,20 +448,23 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                 if let Some(why) = wallet_refused(&events) {
                     // Its BetRefused events are the player's through the table's stream.
                     let refusal = wire::bet_refusal_to_pb(why, &self.currency);
-                    requested.iter().map(|_| refused_bet(refusal.clone())).collect()
+                    requested
+                        .iter()
+                        .map(|_| refused_bet(refusal.clone()))
+                        .collect()
                 } else {
-                let Some(Taken { added, stakes, .. }) = accepted(&events) else {
-                    return Err(Status::internal(
-                        "the table accepted bets without saying which",
-                    ));
-                };
-                requested
-                    .iter()
-                    .map(|&(kind, asked)| {
-                        let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
-                        accepted_bet(kind, asked, add, stakes)
-                    })
-                    .collect()
+                    let Some(Taken { added, stakes, .. }) = accepted(&events) else {
+                        return Err(Status::internal(
+                            "the table accepted bets without saying which",
+                        ));
+                    };
+                    requested
+                        .iter()
+                        .map(|&(kind, asked)| {
+                            let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
+                            accepted_bet(kind, asked, add, stakes)
+                        })
+                        .collect()
                 }
             }
             Err(ActorError::Refused(refusal)) => {
@@ -721,9 +724,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             in_play = in_play
                 .checked_add(position.in_play())
                 .ok_or_else(overflow)?;
-            pending = pending
-                .checked_add(position.pending)
-                .ok_or_else(overflow)?;
+            pending = pending.checked_add(position.pending).ok_or_else(overflow)?;
         }
         Ok(Response::new(self.balance(available, in_play, pending)))
     }

@@ -234,7 +234,10 @@ pub(crate) fn wallet_refusal_to_pb(error: &WalletError, currency: &str) -> pb::R
             C::Unavailable,
             format!("the wallet did not answer ({why}); nothing was taken: bet again"),
         ),
-        other => (C::NotAllowed, format!("the wallet refused the bets: {other}")),
+        other => (
+            C::NotAllowed,
+            format!("the wallet refused the bets: {other}"),
+        ),
     };
     pb::Refusal {
         code: code.into(),

@@ -27,7 +27,9 @@ pub use actor::{
 pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command, DebitOutcome, WalletAck};
 pub use currency::{BadCurrency, Currency, Utc};
-pub use event::{BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
+pub use event::{
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot,
+};
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
 pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};

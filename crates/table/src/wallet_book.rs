@@ -299,18 +299,28 @@ mod tests {
         let round = RoundId::new("ABCDEFGHIJKLMNOP", 9999, 999);
         let player = "p".repeat(64);
         let debit = debit_id(&round, &player, 999, BetKind::PerfectPair);
-        assert!(debit.as_str().starts_with("debit:ABCDEFGHIJKLMNOP-S9999-H999:"));
+        assert!(
+            debit
+                .as_str()
+                .starts_with("debit:ABCDEFGHIJKLMNOP-S9999-H999:")
+        );
         let cancel = cancel_id(&debit);
         assert!(cancel.as_str().starts_with("cancel:"), "{cancel}");
-        assert_ne!(cancel_id(&debit_id(&round, &player, 998, BetKind::PerfectPair)), cancel);
+        assert_ne!(
+            cancel_id(&debit_id(&round, &player, 998, BetKind::PerfectPair)),
+            cancel
+        );
     }
 
     #[test]
     fn pending_stakes_add_up_per_round_and_player() {
         let round = RoundId::new("T01", 1, 1);
         let mut book = WalletBook::default();
-        for (player, key, amount) in [("alice", "k1", 500), ("alice", "k2", 700), ("bob", "k1", 100)]
-        {
+        for (player, key, amount) in [
+            ("alice", "k1", 500),
+            ("alice", "k2", 700),
+            ("bob", "k1", 100),
+        ] {
             book.add_pending(PendingRequest {
                 player: player.to_owned(),
                 key: key.to_owned(),

@@ -30,7 +30,7 @@ pub mod api;
 pub mod memory;
 
 pub use api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, CreditKind, Debit, Receipt, SelfLimit,
-    TxId, TxIdError, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, CreditKind, Debit, Receipt,
+    SelfLimit, TxId, TxIdError, Wallet, WalletError,
 };
 pub use memory::MemoryWallet;

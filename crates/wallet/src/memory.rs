@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit, TxId,
-    Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
+    TxId, Wallet, WalletError,
 };
 
 /// What one transaction id was used for, and the answer it got.
@@ -506,12 +506,20 @@ mod tests {
     async fn keeps_the_contract() {
         let wallet = MemoryWallet::new();
         wallet.deposit("dep-1", "alice", "EUR", 1_000).unwrap();
-        assert!(wallet.deposit("dep-1", "alice", "EUR", 1_000).unwrap().replayed);
+        assert!(
+            wallet
+                .deposit("dep-1", "alice", "EUR", 1_000)
+                .unwrap()
+                .replayed
+        );
         assert_eq!(wallet.balance("alice", "EUR"), 1_000);
 
         let d1 = debit("d1", 600);
         assert_eq!(wallet.debit(&d1).await.unwrap().balance, 400);
-        assert!(wallet.debit(&d1).await.unwrap().replayed, "same id, same answer");
+        assert!(
+            wallet.debit(&d1).await.unwrap().replayed,
+            "same id, same answer"
+        );
         assert_eq!(wallet.balance("alice", "EUR"), 400);
         assert!(matches!(
             wallet.debit(&debit("d1", 500)).await,

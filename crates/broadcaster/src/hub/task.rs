@@ -504,7 +504,6 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -147,14 +147,9 @@ impl InProcess {
         let wallet = Arc::new(banco_wallet::MemoryWallet::new());
         let mut actor = ActorConfig::in_dir(config.clone(), &dir.0);
         actor.wallet = wallet.clone();
-        let (handle, task) = spawn(
-            actor,
-            Arc::new(rules),
-            Arc::new(outbox),
-            Clock::system(),
-        )
-        .await
-        .context("could not start the table actor")?;
+        let (handle, task) = spawn(actor, Arc::new(rules), Arc::new(outbox), Clock::system())
+            .await
+            .context("could not start the table actor")?;
         let mut options = banco_broadcaster::ServeOptions::new(
             Arc::new(issuer.verifier()),
             vec![HostedTable::new(

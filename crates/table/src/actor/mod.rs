@@ -60,6 +60,7 @@ mod rules;
 mod task;
 mod wallet;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -79,8 +80,8 @@ pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError
 pub use wallet::WalletOptions;
 
 use banco_rules::Scoreboard;
-use banco_wallet::{MemoryWallet, Wallet};
 use banco_rules::shoe::ShoeConfig;
+use banco_wallet::{MemoryWallet, Wallet};
 
 use crate::book::Stakes;
 use crate::command::Command;
@@ -236,6 +237,9 @@ pub struct BooksReport {
     /// What the table took from the players' wallets and gave back, net, summed over
     /// every player (minus the house's result and what is in play).
     pub players: i64,
+    /// Each player's net with this table (returns less stakes), to reconcile against the
+    /// wallet's movements for the table.
+    pub nets: BTreeMap<String, i64>,
     pub house: i64,
     pub in_play: i64,
     /// [`Table::check_books`].

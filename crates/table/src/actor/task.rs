@@ -450,6 +450,7 @@ impl Actor {
                 let ledger = self.table.ledger();
                 let report = BooksReport {
                     players: ledger.nets().values().sum(),
+                    nets: ledger.nets().clone(),
                     house: ledger.house(),
                     in_play: ledger.in_play(),
                     check: self.table.check_books(),
@@ -707,7 +708,9 @@ impl Actor {
             };
             match self.table.apply(&command) {
                 Ok(events) => self.journal(None, command, events, Vec::new(), None).await,
-                Err(refusal) => tracing::error!(%refusal, "a bet request left pending could not be refused"),
+                Err(refusal) => {
+                    tracing::error!(%refusal, "a bet request left pending could not be refused")
+                }
             }
         }
     }
@@ -1042,10 +1045,9 @@ impl Actor {
 /// The (player, key) of a bet request that went to the wallet with this command.
 fn bet_key(command: &Command, events: &[Event]) -> Option<(String, String)> {
     match (command, events) {
-        (
-            Command::PlaceBets { .. } | Command::Rebet { .. },
-            [Event::BetsPending { request }],
-        ) => Some((request.player.clone(), request.key.clone())),
+        (Command::PlaceBets { .. } | Command::Rebet { .. }, [Event::BetsPending { request }]) => {
+            Some((request.player.clone(), request.key.clone()))
+        }
         _ => None,
     }
 }

@@ -26,8 +26,8 @@ use banco_wallet::{Receipt, Wallet, WalletError};
 use futures::stream::{FuturesOrdered, StreamExt as _};
 use tokio::sync::mpsc;
 
-use super::outbox::{RETRY_FIRST, RETRY_MAX};
 use super::TableHandle;
+use super::outbox::{RETRY_FIRST, RETRY_MAX};
 use crate::command::{Command, DebitOutcome, WalletAck};
 use crate::metrics::TableMetrics;
 use crate::wallet_book::{Owed, OwedOp, PendingRequest};
