@@ -371,6 +371,23 @@ fn listed_rounds(auditor: &Auditor, args: &[&str]) -> Vec<String> {
     ids
 }
 
+/// `€1,234.56` (as `banco audit` shows money) in minor units.
+fn euros(text: &str) -> i64 {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text),
+    };
+    let digits: String = rest
+        .strip_prefix('€')
+        .unwrap_or_else(|| panic!("not euros: {text}"))
+        .chars()
+        .filter(|&c| c != ',' && c != '.')
+        .collect();
+    sign * digits
+        .parse::<i64>()
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
 /// `banco audit export --format jsonl <args>`, parsed line by line.
 fn export_jsonl(auditor: &Auditor, args: &[&str]) -> (String, Vec<Value>) {
     let mut all = vec!["export", "--format", "jsonl"];
@@ -524,14 +541,16 @@ async fn outbox_catch_up(db: Option<ArchiveDb>) {
         let mut net = 0;
         let mut rows = 0;
         for line in out.lines().filter(|l| !l.trim().is_empty()) {
+            // `T01-S0001-H001  <placed at>  banker  stake €25.00  returned €48.75  refunded €0.00`
             let t: Vec<&str> = line.split_whitespace().collect();
             assert_eq!(
-                (t[2], t[4], t[6]),
+                (t[3], t[5], t[7]),
                 ("stake", "returned", "refunded"),
                 "{line}"
             );
-            let num = |i: usize| t[i].parse::<i64>().unwrap();
-            net += num(5) + num(7) - num(3);
+            assert!(t[1].ends_with('Z'), "placed at, RFC 3339 UTC: {line}");
+            let num = |i: usize| euros(t[i]);
+            net += num(6) + num(8) - num(4);
             rows += 1;
         }
         let positions: usize = game
@@ -568,10 +587,11 @@ async fn outbox_catch_up_postgres() {
 /// Exported shoe replays: a whole shoe (with three rounds voided after 0, 2 and 3 cards)
 /// exported with `banco audit export --shoe S --format jsonl` and piped into
 /// `banco rules judge`: every settled round is judged to the winner, totals and natural
-/// the archive exported (and the rules give for the cards dealt); the only lines judge
-/// refuses are the voided rounds, which hold fewer cards than a hand. The export of
+/// the archive exported (and the rules give for the cards dealt), each judged line
+/// carrying its round id; the voided rounds are passed through as voided, and judge exits
+/// 0. `--settled-only` leaves the voided rounds out of the export. The export of
 /// everything is the same bytes (one shoe played); the shoe report's results are the same
-/// winners. `--format csv` is a header and one row per accepted bet.
+/// winners, and it draws the roads. `--format csv` is a header and one row per accepted bet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exported_shoe_replays_through_judge() {
     let rig = Rig::start(None).await;
@@ -612,17 +632,24 @@ async fn exported_shoe_replays_through_judge() {
         lines.len(),
         "one judged line per exported round"
     );
-    let mut refused = Vec::new();
+    let mut passed_through = Vec::new();
     for (i, (out, line)) in judged.iter().zip(&lines).enumerate() {
         let id = line["round_id"].as_str().unwrap();
         let out: Value = serde_json::from_str(out).unwrap();
-        if let Some(error) = out.get("error") {
-            assert_eq!(out["line"].as_u64().unwrap(), i as u64 + 1, "{id}");
-            assert!(
-                line["voided"].as_bool().unwrap(),
-                "{id} refused by judge: {error}"
+        assert!(out.get("error").is_none(), "{id} refused by judge: {out}");
+        assert_eq!(
+            out["round_id"], line["round_id"],
+            "judge carries the round id"
+        );
+        if out["voided"] == true {
+            assert!(line["voided"].as_bool().unwrap(), "{id}");
+            assert_eq!(out["void_reason"], line["void_reason"], "{id}");
+            assert_eq!(
+                out["cards_dealt"].as_u64().unwrap(),
+                game.played[i].cards.len() as u64,
+                "{id}"
             );
-            refused.push(id.to_owned());
+            passed_through.push(id.to_owned());
             continue;
         }
         for field in ["winner", "player_total", "banker_total", "natural"] {
@@ -648,22 +675,33 @@ async fn exported_shoe_replays_through_judge() {
         .filter(|p| p.voided)
         .map(|p| p.round_id.clone())
         .collect();
-    assert_eq!(refused, voided, "judge refuses exactly the voided rounds");
+    assert_eq!(
+        passed_through, voided,
+        "judge passes exactly the voided rounds through"
+    );
     assert_eq!(
         code,
-        Some(1),
-        "judge exits 1 when a line failed (the voided rounds)"
+        Some(0),
+        "the whole export replays, voided rounds and all"
     );
-    // Without the voided rounds, judge accepts every line.
-    let settled: String = text
-        .lines()
-        .zip(&lines)
-        .filter(|(_, v)| !v["voided"].as_bool().unwrap())
-        .map(|(l, _)| format!("{l}\n"))
-        .collect();
+
+    // --settled-only leaves the voided rounds out, and judge accepts every line.
+    let (settled, settled_lines) =
+        export_jsonl(&rig.auditor, &["--shoe", &shoe_id, "--settled-only"]);
+    assert_eq!(settled_lines.len(), rounds - voided.len());
+    assert!(
+        settled_lines
+            .iter()
+            .all(|l| !l["voided"].as_bool().unwrap())
+    );
     let (code, judged) = judge(settled.as_bytes());
     assert_eq!(code, Some(0), "settled rounds only: {judged:?}");
     assert_eq!(judged.len(), rounds - voided.len());
+    // Asking for the voided rounds only and none of them is refused, naming both.
+    let both = rig
+        .auditor
+        .run(&["export", "--settled-only", "--voided-only"]);
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
 
     // The shoe report's results, in order, voided rounds left out.
     let shoe = rig.auditor.ok(&["shoe", &shoe_id]);
@@ -677,6 +715,10 @@ async fn exported_shoe_replays_through_judge() {
         })
         .collect();
     assert!(shoe.contains(&format!("results {results}\n")), "{shoe}");
+    assert!(
+        shoe.contains("Big Road"),
+        "the shoe report draws the roads: {shoe}"
+    );
 
     // CSV: a header, then one row per accepted bet.
     let csv = rig
@@ -924,6 +966,7 @@ async fn roles_decide_who_reads_and_who_appends() {
         .export(pb::ExportRequest {
             filter: None,
             format: pb::ExportFormat::Jsonl.into(),
+            settled_only: false,
         })
         .await
         .unwrap()

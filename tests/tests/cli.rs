@@ -216,3 +216,136 @@ fn stop_with_parent_refuses_a_bad_pid_or_a_parent_already_gone() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// What each client exits with, against a real validator and broadcaster: 1 when the
+/// table refuses, 2 for bad input (refused before anything is sent), 3 when the server
+/// cannot be reached; and README's by-hand flow (bets while betting is open, then close,
+/// then deal) works in its order.
+#[test]
+fn exit_codes_say_refused_bad_input_or_unreachable() {
+    use banco_e2e::procs::{BroadcasterSetup, Keys, start_validator};
+
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    setup.welcome_credit = 100_000;
+    let broadcaster = setup.start();
+    let url = broadcaster.url();
+    let token = |role: &str, sub: &str| {
+        let path = dir.path().join(format!("{sub}.token"));
+        std::fs::write(&path, keys.issue(role, sub, "1h")).unwrap();
+        path.display().to_string()
+    };
+    let croupier_token = token("croupier", "maria");
+    let alice = token("player", "alice");
+    let auditor = token("auditor", "regulator");
+    // A port nothing listens on.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let exits = |args: &[&str], code: i32, says: &str| {
+        let out = run(args, "");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "banco {args:?}\nstdout: {stdout}\nstderr: {stderr}"
+        );
+        assert!(
+            stdout.contains(says) || stderr.contains(says),
+            "banco {args:?}: `{says}` in neither\nstdout: {stdout}\nstderr: {stderr}"
+        );
+    };
+    let croupier = |args: &[&str]| {
+        let mut all = vec![
+            "croupier",
+            "--server",
+            &url,
+            "--token-file",
+            &croupier_token,
+        ];
+        all.extend_from_slice(args);
+        all.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let player = |server: &str, args: &[&str]| {
+        let mut all = vec!["player", "--server", server, "--token-file", &alice];
+        all.extend_from_slice(args);
+        all.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+
+    // The table refuses: 1.
+    exits(&strs(&croupier(&["deal", "9S"])), 1, "REFUSED:");
+    exits(
+        &strs(&player(&url, &["bet", "banker=25"])),
+        1,
+        "betting is not open",
+    );
+    // Bad input, nothing sent: 2.
+    exits(&strs(&croupier(&["deal", "9X"])), 2, "`9X` is not a card");
+    exits(
+        &strs(&player(&url, &["bet", "banker=2.555"])),
+        2,
+        "2 decimals",
+    );
+    exits(
+        &["croupier", "--token-file", &croupier_token, "dance"],
+        2,
+        "unrecognized subcommand",
+    );
+    // Nobody there: 3.
+    let mut unreachable = vec![
+        "croupier",
+        "--server",
+        &closed,
+        "--token-file",
+        &croupier_token,
+    ];
+    unreachable.push("state");
+    exits(&unreachable, 3, "could not connect");
+    exits(&strs(&player(&closed, &["balance"])), 3, "Unavailable");
+    exits(
+        &[
+            "audit",
+            "--server",
+            &closed,
+            "--token-file",
+            &auditor,
+            "verify",
+        ],
+        3,
+        "could not connect",
+    );
+
+    // Before any bet, the balance holds the welcome credit that is due.
+    exits(&strs(&player(&url, &["balance"])), 0, "balance 1000.00 EUR");
+
+    // README's flow, in its order: the shoe, betting open, the bets, then close and deal.
+    for step in [&["open-shoe"][..], &["burn", "7H"], &["open-betting"]] {
+        exits(&strs(&croupier(step)), 0, "table T01");
+    }
+    exits(
+        &strs(&player(&url, &["bet", "banker=25", "tie=5"])),
+        0,
+        "accepted banker",
+    );
+    exits(
+        &strs(&croupier(&["close-betting"])),
+        0,
+        "phase betting closed",
+    );
+    exits(&strs(&croupier(&["deal", "QC"])), 0, "due: a Banker card");
+    exits(
+        &strs(&croupier(&["state"])),
+        0,
+        "bets: banker €25.00 (1 bettor), tie €5.00 (1 bettor)",
+    );
+}

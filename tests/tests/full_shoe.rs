@@ -471,10 +471,61 @@ fn the_headless_demo_plays_and_verifies() {
     assert!(first.contains("banco audit --token-file"), "{first}");
     assert!(data.join("archive.db").exists());
     assert!(data.join("logs").join("broadcaster.log").exists());
+    the_advice_works_as_printed(&first);
 
     let again = run("1", &["--no-video"]);
     assert!(again.contains("archive: 1 of 1 rounds stored"), "{again}");
     assert!(again.contains("chain verified OK"), "{again}");
+}
+
+/// The audit commands the demo prints, run in a shell exactly as printed (with no
+/// `banco` on PATH, as after `cargo xtask demo`): the archive on the demo's data, verify,
+/// and the export piped into judge, each exiting 0.
+fn the_advice_works_as_printed(stdout: &str) {
+    let advice: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("To audit it"))
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(advice.len(), 3, "three commands: {stdout}");
+    let archive = advice[0]
+        .strip_suffix(" &")
+        .unwrap_or_else(|| panic!("the archive starts in the background: {}", advice[0]));
+    let shell = |line: &str| {
+        let mut sh = std::process::Command::new("sh");
+        sh.arg("-c").arg(line).env("PATH", "/usr/bin:/bin");
+        sh
+    };
+    let mut server = Proc(
+        shell(&format!("exec {archive}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert!(
+        ready.starts_with("archive listening on 127.0.0.1:7103"),
+        "{ready}"
+    );
+    for line in &advice[1..] {
+        let out = shell(line).output().unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}`: {:?}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    server.interrupt();
 }
 
 /// A folder the demo did not make is refused, and left as it was.

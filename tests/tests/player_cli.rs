@@ -155,6 +155,9 @@ fn lobby_bets_refusals_clear_and_rebet() {
         .has("paytable standard: player 1:1, banker 0.95:1, tie 8:1")
         .has("last results: none yet");
 
+    // Before a first bet the balance already holds the welcome credit that is due.
+    assert_eq!(balance(&table, "alice"), "balance 1000.00 EUR");
+
     // Accepted, one of them raised to the position's minimum.
     let bet = table
         .player(
@@ -282,10 +285,12 @@ fn watch_prints_a_round_as_it_happens() {
         &format!("  {round}  betting open until the croupier closes it")[..],
         "card 9S to Player (Player 9, Banker 0); next: Banker",
         "card 3C to Banker (Player 9, Banker 5); next: nothing, the hand is complete",
-        "result PLAYER 9 - BANKER 5 (natural)",
+        "result Player wins, Player 9 – Banker 5 (natural)",
     ] {
         assert!(text.contains(needle), "`{needle}` not in:\n{text}");
     }
+    // Once the hand is complete and settled, nothing claims a next card it cannot name.
+    assert!(!text.contains("next: ?"), "{text}");
     // Every line is new: seqs are never shown twice (checked in JSON below), and the
     // private events are the caller's own.
     assert!(!text.contains("alice"), "{text}");

@@ -2,8 +2,9 @@
 //! lines or CSV, in chunks.
 //!
 //! A JSON line's top-level `"cards"` is the hand in dealing order, so `banco rules judge`
-//! (which ignores the other fields) replays an exported shoe. A voided round dealt short
-//! has fewer cards than a hand, and judge says so on its line.
+//! (which ignores the other fields) replays an exported shoe; a voided round (its
+//! `voided` true, maybe dealt short) is passed through by judge as voided.
+//! `settled_only` leaves voided rounds out.
 
 use banco_table::FinishedRound;
 use banco_wire::pb;
@@ -157,6 +158,22 @@ fn write_csv_rows(out: &mut String, row: &RoundRow, bets: &[BetRow]) {
             b.rounding_denominator,
         );
     }
+}
+
+/// Which rounds an Export request asks for: its filter, and with `settled_only` the
+/// voided rounds left out.
+pub fn filter(request: &pb::ExportRequest) -> Result<RoundFilterSql, ArchiveError> {
+    let mut sql = crate::query::filter_sql(request.filter.as_ref())?;
+    if request.settled_only {
+        if request.filter.as_ref().is_some_and(|f| f.voided_only) {
+            return Err(ArchiveError::bad_request(
+                "settled_only",
+                "cannot be used with filter.voided_only: together they match no round",
+            ));
+        }
+        sql.settled_only();
+    }
+    Ok(sql)
 }
 
 /// Streams the export into `tx` until done, the receiver goes away, or an error (sent

@@ -390,7 +390,7 @@ impl ArchiveService for ArchiveServer {
                     .into());
                 }
             };
-            let filter = query::filter_sql(request.filter.as_ref())?;
+            let filter = export::filter(&request)?;
             let (tx, rx) = mpsc::channel(4);
             tokio::spawn(export::run(self.store.clone(), filter, format, tx));
             let stream = ReceiverStream::new(rx).map(|item| item.map_err(Status::from));

@@ -1,5 +1,7 @@
 //! Why a token could not be issued or was refused. Messages never contain the token.
 
+use std::fmt;
+
 /// Why a token could not be issued, or why one was refused.
 ///
 /// No variant carries the token itself (a bearer token is a secret); they carry only the
@@ -24,7 +26,7 @@ pub enum TokenError {
     #[error("token signed with unknown key id {0:?}")]
     UnknownKey(String),
     /// `now` is at or past `exp` plus the allowed clock skew.
-    #[error("token expired at {exp} (unix seconds); it is now {now}")]
+    #[error("token expired at {}; it is now {}", Instant(*exp), Instant(*now))]
     Expired {
         /// Expiry in the token.
         exp: u64,
@@ -32,7 +34,7 @@ pub enum TokenError {
         now: u64,
     },
     /// Issued in the future, beyond the allowed clock skew.
-    #[error("token not yet valid: issued at {iat} (unix seconds) but it is now {now}")]
+    #[error("token not yet valid: issued at {} but it is now {}", Instant(*iat), Instant(*now))]
     NotYetValid {
         /// Issue time in the token.
         iat: u64,
@@ -72,4 +74,54 @@ pub enum TokenError {
     /// The operating system's random number source failed.
     #[error("cannot draw a random token id from the operating system: {0}")]
     Random(String),
+}
+
+/// A token's instant (unix seconds, its claims' unit) in RFC 3339, UTC: exact, and the
+/// same wherever the reader is. A claim past the calendar (year 9999) is shown as the
+/// number it is.
+struct Instant(u64);
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match i64::try_from(self.0)
+            .ok()
+            .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        {
+            Some(at) => write!(f, "{at}"),
+            None => write!(f, "{} (unix seconds, past the calendar)", self.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenError;
+
+    #[test]
+    fn token_times_read_as_rfc_3339_utc() {
+        let expired = TokenError::Expired {
+            exp: 1_796_153_182,
+            now: 1_796_160_382,
+        };
+        assert_eq!(
+            expired.to_string(),
+            "token expired at 2026-12-01T19:26:22Z; it is now 2026-12-01T21:26:22Z"
+        );
+        let early = TokenError::NotYetValid {
+            iat: 1_796_160_382,
+            now: 1_796_153_182,
+        };
+        assert_eq!(
+            early.to_string(),
+            "token not yet valid: issued at 2026-12-01T21:26:22Z but it is now 2026-12-01T19:26:22Z"
+        );
+        let far = TokenError::Expired {
+            exp: u64::MAX,
+            now: 0,
+        };
+        assert_eq!(
+            far.to_string(),
+            "token expired at 18446744073709551615 (unix seconds, past the calendar); it is now 1970-01-01T00:00:00Z"
+        );
+    }
 }

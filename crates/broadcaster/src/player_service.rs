@@ -651,6 +651,9 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         let (mut available, mut in_play) = (0i64, 0i64);
         let overflow = || Status::internal("balances over the tables overflow");
         for table in self.tables.all() {
+            // A welcome credit due is the player's already: deposited now (once, as a
+            // first bet would), so the balance a player reads before betting is true.
+            self.welcome(table, &player).await?;
             let here = self.money(table, &player).await?;
             available = available
                 .checked_add(here.available_minor)

@@ -5,10 +5,22 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use banco_rules::{Scoreboard, Winner};
+use banco_table::Currency;
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 
 use crate::croupier::endpoint;
+use crate::player::bets::kind_name;
+use crate::player::render::{dealt_cards, hand_result};
+use crate::times::{TimeArgs, Times};
+
+pub(crate) type Archive = ArchiveServiceClient<
+    tonic::service::interceptor::InterceptedService<
+        tonic::transport::Channel,
+        banco_auth::BearerToken,
+    >,
+>;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct AuditArgs {
@@ -21,6 +33,11 @@ pub(crate) struct AuditArgs {
     /// File holding an auditor token (`banco token issue --role auditor`).
     #[arg(long)]
     token_file: PathBuf,
+    /// The ISO 4217 code of the tables' money (the archive keeps minor units).
+    #[arg(long, default_value = "EUR", global = true)]
+    currency: String,
+    #[command(flatten)]
+    times: TimeArgs,
     #[command(subcommand)]
     command: AuditCommand,
 }
@@ -75,7 +92,7 @@ pub(crate) enum AuditCommand {
     },
     /// One whole round.
     Round { id: String },
-    /// One shoe: every hand, results and roads.
+    /// One shoe: when and by whom it was played, every hand, the results and the roads.
     Shoe { id: String },
     /// Aggregates over one table, shoe, croupier or UTC day.
     Stats {
@@ -94,11 +111,14 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         player: String,
     },
-    /// The raw export on stdout.
+    /// The raw export on stdout (exact minor units and unix milliseconds, for programs).
     Export {
         /// jsonl (`banco rules judge` replays it) or csv (a row per bet).
         #[arg(long, default_value = "jsonl")]
         format: String,
+        /// Leave voided rounds out: only the hands that were settled.
+        #[arg(long, conflicts_with = "voided_only")]
+        settled_only: bool,
         #[command(flatten)]
         filter: Filter,
     },
@@ -121,16 +141,49 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn winner(raw: i32) -> &'static str {
-    match pb::Winner::try_from(raw) {
-        Ok(pb::Winner::Banker) => "banker",
-        Ok(pb::Winner::Player) => "player",
-        Ok(pb::Winner::Tie) => "tie",
-        _ => "-",
+/// How the auditor's lines show money and instants.
+struct Shown {
+    currency: Currency,
+    times: Times,
+}
+
+impl Shown {
+    fn money(&self, minor: i64) -> String {
+        self.currency.amount(minor).to_string()
+    }
+
+    fn at(&self, ts: Option<&banco_wire::Timestamp>) -> String {
+        ts.map_or_else(|| "-".to_owned(), |ts| self.times.of(ts))
     }
 }
 
+/// The one-line outcome of a round: voided, or the result with the winner named.
+fn outcome(voided: bool, result: Option<&pb::HandResult>) -> String {
+    match (voided, result) {
+        (true, _) => "VOIDED".to_owned(),
+        (false, Some(result)) => hand_result(result),
+        (false, None) => "no result".to_owned(),
+    }
+}
+
+/// A shoe's results as `B`, `P` and `T`, for the roads.
+fn winners(results: &[i32]) -> Vec<Winner> {
+    results
+        .iter()
+        .filter_map(|&w| match pb::Winner::try_from(w) {
+            Ok(pb::Winner::Banker) => Some(Winner::Banker),
+            Ok(pb::Winner::Player) => Some(Winner::Player),
+            Ok(pb::Winner::Tie) => Some(Winner::Tie),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
+    let shown = Shown {
+        currency: Currency::parse(&args.currency).context("--currency")?,
+        times: args.times.times(),
+    };
     let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
     let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
@@ -144,35 +197,36 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         match &args.command {
             AuditCommand::Rounds { filter, limit } => {
                 let mut token = String::new();
-                let mut shown = 0;
+                let mut listed = 0;
                 loop {
                     let page = client
                         .list_rounds(pb::ListRoundsRequest {
                             filter: Some(filter.to_pb()?),
-                            page_size: (*limit - shown).min(1000),
+                            page_size: (*limit - listed).min(1000),
                             page_token: token,
                         })
                         .await?
                         .into_inner();
                     for r in &page.rounds {
-                        let result = r.result.as_ref().map_or("-".to_owned(), |h| {
-                            format!("{} {}-{}", winner(h.winner), h.player_total, h.banker_total)
-                        });
+                        let mut line = format!(
+                            "{}  {}  {}",
+                            r.round_id,
+                            shown.at(r.finished_at.as_ref()),
+                            outcome(r.voided, r.result.as_ref())
+                        );
+                        if r.corrections > 0 {
+                            line.push_str(&format!("  corrections {}", r.corrections));
+                        }
                         writeln!(
                             out,
-                            "{}  {}  {:<14} {}{}  bets {}  staked {}  returned {}",
-                            r.round_id,
-                            r.finished_at.map_or(0, |t| t.seconds),
-                            result,
-                            if r.voided { "VOIDED " } else { "" },
-                            if r.corrections > 0 { format!("corrections {}", r.corrections) } else { String::new() },
+                            "{line}  bets {}  staked {}  returned {}",
                             r.bets,
-                            r.total_stake_minor,
-                            r.total_returned_minor
+                            shown.money(r.total_stake_minor),
+                            shown.money(r.total_returned_minor)
                         )?;
                     }
-                    shown += u32::try_from(page.rounds.len()).unwrap_or(u32::MAX);
-                    if page.next_page_token.is_empty() || shown >= *limit {
+                    listed += u32::try_from(page.rounds.len()).unwrap_or(u32::MAX);
+                    if page.next_page_token.is_empty() || listed >= *limit {
                         break;
                     }
                     token = page.next_page_token;
@@ -185,21 +239,34 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     .into_inner();
                 writeln!(out, "round {}  table {}  shoe {}  chain_seq {}", r.round_id, r.table_id, r.shoe_id, r.chain_seq)?;
                 writeln!(out, "croupier {}", if r.croupier.is_empty() { "-" } else { &r.croupier })?;
-                let cards: Vec<&str> = r.cards.iter().map(|c| c.card.as_str()).collect();
-                writeln!(out, "cards {}", cards.join(" "))?;
+                writeln!(
+                    out,
+                    "betting opened {}  closed {}  finished {}",
+                    shown.at(r.betting_opened_at.as_ref()),
+                    shown.at(r.betting_closed_at.as_ref()),
+                    shown.at(r.finished_at.as_ref())
+                )?;
+                writeln!(out, "cards {}", dealt_cards(&r.cards))?;
                 if let Some(h) = &r.result {
-                    writeln!(out, "result {} (player {} banker {}){}", winner(h.winner), h.player_total, h.banker_total, if h.natural { " natural" } else { "" })?;
+                    writeln!(out, "result {}", hand_result(h))?;
                 }
                 if r.voided {
                     writeln!(out, "VOIDED: {}", r.void_reason)?;
                 }
                 for c in &r.corrections {
-                    writeln!(out, "correction: {} taken back by {}: {}", c.card, c.by, c.reason)?;
+                    writeln!(out, "correction: {} taken back by {} at {}: {}", c.card, c.by, shown.at(c.at.as_ref()), c.reason)?;
                 }
                 for b in &r.bets {
-                    let kind = pb::BetKind::try_from(b.kind).map_or("?", |k| k.as_str_name());
                     let returned = b.settlement.as_ref().map_or(0, |s| s.returned_minor);
-                    writeln!(out, "bet {} {} stake {} returned {} refunded {}", b.player_id, kind, b.stake_minor, returned, b.refunded_minor)?;
+                    writeln!(
+                        out,
+                        "bet {} {} stake {} returned {} refunded {}",
+                        b.player_id,
+                        kind_name(b.kind),
+                        shown.money(b.stake_minor),
+                        shown.money(returned),
+                        shown.money(b.refunded_minor)
+                    )?;
                 }
                 if let Some(clip) = &r.clip {
                     writeln!(out, "clip {}  {} bytes  sha256 {}", clip.path, clip.size_bytes, hex(&clip.sha256))?;
@@ -212,9 +279,21 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     .await?
                     .into_inner();
                 writeln!(out, "shoe {}  table {}  rounds {}  voided {}  corrections {}  cards {}", s.shoe_id, s.table_id, s.rounds, s.voided, s.corrections, s.cards_dealt)?;
-                let results: String = s.results.iter().map(|w| match winner(*w) { "banker" => 'B', "player" => 'P', "tie" => 'T', _ => '?' }).collect();
-                writeln!(out, "results {results}")?;
-                writeln!(out, "staked {}  returned {}", s.total_stake_minor, s.total_returned_minor)?;
+                writeln!(out, "opened {}  ended {}  croupiers {}", shown.at(s.opened_at.as_ref()), shown.at(s.ended_at.as_ref()), if s.croupiers.is_empty() { "-".to_owned() } else { s.croupiers.join(", ") })?;
+                if !s.burn_card.is_empty() {
+                    writeln!(out, "burn {} exposed, {} burned face down", s.burn_card, s.burned_face_down)?;
+                }
+                if !s.cut_card_round_id.is_empty() {
+                    writeln!(out, "cut card out in {}", s.cut_card_round_id)?;
+                }
+                for r in shoe_rounds(&mut client, id).await? {
+                    writeln!(out, "  {}  {}  bets {}  staked {}  returned {}", r.round_id, outcome(r.voided, r.result.as_ref()), r.bets, shown.money(r.total_stake_minor), shown.money(r.total_returned_minor))?;
+                }
+                let results = winners(&s.results);
+                let letters: String = results.iter().map(|w| w.letter()).collect();
+                writeln!(out, "results {letters}")?;
+                writeln!(out, "staked {}  returned {}", shown.money(s.total_stake_minor), shown.money(s.total_returned_minor))?;
+                write!(out, "{}", crate::roads::render(&Scoreboard::from_results(&results)))?;
             }
             AuditCommand::Stats { table, shoe, croupier, day } => {
                 let (scope, key) = match (table, shoe, croupier, day) {
@@ -236,10 +315,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "banker {} ({:.2}%)  player {} ({:.2}%)  tie {} ({:.2}%)", s.banker_wins, share(s.banker_wins), s.player_wins, share(s.player_wins), s.ties, share(s.ties))?;
                 writeln!(out, "naturals {}  player pairs {}  banker pairs {}", s.naturals, s.player_pairs, s.banker_pairs)?;
                 writeln!(out, "longest streak: banker {}  player {}", s.longest_banker_streak, s.longest_player_streak)?;
-                writeln!(out, "house gross win {}", s.house_gross_win_minor)?;
+                writeln!(out, "house gross win {}", shown.currency.amount(s.house_gross_win_minor).signed())?;
                 for p in &s.positions {
-                    let kind = pb::BetKind::try_from(p.kind).map_or("?", |k| k.as_str_name());
-                    writeln!(out, "  {kind:<24} bets {:>8}  staked {:>12}  returned {:>12}  rtp {:.4} (theory {:.4})", p.bets, p.staked_minor, p.returned_minor, p.observed_rtp, p.theoretical_rtp)?;
+                    writeln!(out, "  {:<13} bets {:>8}  staked {:>16}  returned {:>16}  rtp {:.4} (theory {:.4})", kind_name(p.kind), p.bets, shown.money(p.staked_minor), shown.money(p.returned_minor), p.observed_rtp, p.theoretical_rtp)?;
                 }
             }
             AuditCommand::Bets { player } => {
@@ -251,9 +329,8 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                         .into_inner();
                     for e in &page.entries {
                         let Some(b) = &e.bet else { continue };
-                        let kind = pb::BetKind::try_from(b.kind).map_or("?", |k| k.as_str_name());
                         let returned = b.settlement.as_ref().map_or(0, |s| s.returned_minor);
-                        writeln!(out, "{}  {kind:<24} stake {}  returned {}  refunded {}{}", e.round_id, b.stake_minor, returned, b.refunded_minor, if e.voided { "  VOIDED" } else { "" })?;
+                        writeln!(out, "{}  {}  {:<13} stake {}  returned {}  refunded {}{}", e.round_id, shown.at(b.placed_at.as_ref()), kind_name(b.kind), shown.money(b.stake_minor), shown.money(returned), shown.money(b.refunded_minor), if e.voided { "  VOIDED" } else { "" })?;
                     }
                     if page.next_page_token.is_empty() {
                         break;
@@ -261,14 +338,14 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     token = page.next_page_token;
                 }
             }
-            AuditCommand::Export { format, filter } => {
+            AuditCommand::Export { format, settled_only, filter } => {
                 let format = match format.as_str() {
                     "jsonl" => pb::ExportFormat::Jsonl,
                     "csv" => pb::ExportFormat::Csv,
                     other => anyhow::bail!("--format {other}: expected jsonl or csv"),
                 };
                 let mut stream = client
-                    .export(pb::ExportRequest { filter: Some(filter.to_pb()?), format: format.into() })
+                    .export(pb::ExportRequest { filter: Some(filter.to_pb()?), format: format.into(), settled_only: *settled_only })
                     .await?
                     .into_inner();
                 while let Some(chunk) = stream.message().await? {
@@ -290,7 +367,7 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     writeln!(out, "BROKEN at {}: {}", bad.round_id, bad.problem)?;
                     writeln!(out, "  expected hash {}\n  found hash    {}", hex(&bad.expected_hash), hex(&bad.found_hash))?;
                     writeln!(out, "  {} records checked; last good {}", v.records_checked, v.head_round_id)?;
-                    return Ok(ExitCode::FAILURE);
+                    return Ok(ExitCode::from(crate::exit::REFUSED));
                 }
             }
         }
@@ -298,15 +375,48 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Every round of `shoe`, in play order.
+async fn shoe_rounds(client: &mut Archive, shoe: &str) -> anyhow::Result<Vec<pb::RoundSummary>> {
+    let filter = pb::RoundFilter {
+        shoe_id: shoe.to_owned(),
+        ..Default::default()
+    };
+    let mut rounds = all_rounds(client, filter).await?;
+    rounds.reverse();
+    Ok(rounds)
+}
+
+/// Every round `filter` matches, newest first (as ListRounds answers), page after page.
+pub(crate) async fn all_rounds(
+    client: &mut Archive,
+    filter: pb::RoundFilter,
+) -> anyhow::Result<Vec<pb::RoundSummary>> {
+    let mut rounds = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_rounds(pb::ListRoundsRequest {
+                filter: Some(filter.clone()),
+                page_size: 1000,
+                page_token,
+            })
+            .await
+            .map_err(crate::croupier::status_error)
+            .context("ListRounds")?
+            .into_inner();
+        rounds.extend(page.rounds);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    Ok(rounds)
+}
+
 /// `banco audit video`: the clip into `<path>.part`, hashed as it arrives, kept as `path`
 /// only if it is the clip the round's record names.
 async fn fetch_clip(
-    client: &mut ArchiveServiceClient<
-        tonic::service::interceptor::InterceptedService<
-            tonic::transport::Channel,
-            banco_auth::BearerToken,
-        >,
-    >,
+    client: &mut Archive,
     round: &str,
     path: &std::path::Path,
     out: &mut impl std::io::Write,
@@ -356,7 +466,7 @@ async fn fetch_clip(
             clip.size_bytes,
             hex(&clip.sha256)
         )?;
-        return Ok(ExitCode::FAILURE);
+        return Ok(ExitCode::from(crate::exit::REFUSED));
     }
     std::fs::rename(&part, path).with_context(|| format!("--out {}", path.display()))?;
     writeln!(

@@ -173,6 +173,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     let paytable = Paytable::preset(&args.paytable)
         .with_context(|| format!("--paytable {}", args.paytable))?;
     let limits = args.limits.checked()?;
+    let currency = banco_table::Currency::parse(&args.currency).context("--currency")?;
     let blocked_words = match &args.chat_blocked_words {
         Some(path) => read_words(path)?,
         None => Vec::new(),
@@ -199,6 +200,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     for spec in &specs {
         let mut config = TableConfig::new(&spec.id, pacing);
         config.policy.paytable = paytable.clone();
+        config.policy.currency = currency;
         if let Some(limits) = spec.limits {
             config.policy.limits = limits;
         }

@@ -16,7 +16,10 @@ use banco_wire::pb::table_service_client::TableServiceClient;
 use tonic::codegen::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::player::bets::kind_name;
 use crate::player::connect::ServerArgs;
+use crate::player::render::{dealt_cards, phase_name, shoe_state_name};
+use banco_table::Currency;
 
 /// Which table, on which broadcaster, as which croupier: shared by `banco croupier` and
 /// `banco shoe-sim`.
@@ -39,6 +42,9 @@ pub(crate) struct CroupierArgs {
     /// Resend a command with the id it was first sent with (default: a fresh random id).
     #[arg(long)]
     command_id: Option<String>,
+    /// The ISO 4217 code of the table's money (the broadcaster's `--currency`).
+    #[arg(long, default_value = "EUR")]
+    currency: String,
     #[command(subcommand)]
     command: CroupierCommand,
 }
@@ -131,6 +137,7 @@ pub(crate) type Client = TableServiceClient<InterceptedService<Channel, BearerTo
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
     let bearer = banco_auth::client::read_token_file(&args.at.token_file)?.bearer;
+    let currency = Currency::parse(&args.currency).context("--currency")?;
     let command_id = match &args.command_id {
         Some(id) => id.clone(),
         None => fresh_command_id()?,
@@ -143,7 +150,14 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("could not connect to {}", args.at.server.server))?;
         let mut client = TableServiceClient::with_interceptor(channel, bearer);
-        send(&mut client, &args.at.table, command_id, &args.command).await
+        send(
+            &mut client,
+            &args.at.table,
+            command_id,
+            &args.command,
+            currency,
+        )
+        .await
     })
 }
 
@@ -158,10 +172,14 @@ async fn send(
     table: &str,
     command_id: String,
     command: &CroupierCommand,
+    currency: Currency,
 ) -> anyhow::Result<ExitCode> {
     match command {
         CroupierCommand::State => {
-            print!("{}", render_state(&current_state(client, table).await?));
+            print!(
+                "{}",
+                render_state(&current_state(client, table).await?, currency)
+            );
             return Ok(ExitCode::SUCCESS);
         }
         CroupierCommand::Watch => {
@@ -173,7 +191,7 @@ async fn send(
                 .map_err(status_error)?
                 .into_inner();
             while let Some(state) = stream.message().await.map_err(status_error)? {
-                println!("{}", render_state(&state));
+                println!("{}", render_state(&state, currency));
             }
             return Ok(ExitCode::SUCCESS);
         }
@@ -184,12 +202,12 @@ async fn send(
         println!("(already applied: this is the reply it got then)");
     }
     if let Some(state) = &reply.state {
-        print!("{}", render_state(state));
+        print!("{}", render_state(state, currency));
     }
     match &reply.refusal {
         Some(refusal) => {
             println!("{}", render_refusal(refusal));
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(crate::exit::REFUSED))
         }
         None => Ok(ExitCode::SUCCESS),
     }
@@ -347,7 +365,7 @@ pub(crate) async fn current_state(
 }
 
 pub(crate) fn status_error(status: tonic::Status) -> anyhow::Error {
-    anyhow::anyhow!("{:?}: {}", status.code(), status.message())
+    crate::grpc::status_error(&status)
 }
 
 const fn source(manual: bool) -> pb::CardSource {
@@ -389,11 +407,11 @@ pub(crate) fn render_refusal(refusal: &pb::Refusal) -> String {
     line
 }
 
-/// The state as a few lines a person reads at a glance.
-pub(crate) fn render_state(state: &pb::TableState) -> String {
+/// The state as a few lines a person reads at a glance: names, and money in `currency`.
+pub(crate) fn render_state(state: &pb::TableState, currency: Currency) -> String {
     let mut out = String::new();
-    let phase = enum_name(pb::TablePhase::try_from(state.phase));
-    let shoe = enum_name(pb::ShoeState::try_from(state.shoe_state));
+    let phase = phase_name(state.phase);
+    let shoe = shoe_state_name(state.shoe_state);
     out.push_str(&format!(
         "table {}  seq {}  phase {phase}",
         state.table_id, state.seq
@@ -414,21 +432,9 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
         out.push_str(&format!("round {}\n", state.round_id));
     }
     if !state.cards.is_empty() {
-        let cards: Vec<String> = state
-            .cards
-            .iter()
-            .map(|c| {
-                let side = match pb::Side::try_from(c.side) {
-                    Ok(pb::Side::Player) => "P",
-                    Ok(pb::Side::Banker) => "B",
-                    _ => "?",
-                };
-                format!("{side}:{}", c.card)
-            })
-            .collect();
         out.push_str(&format!(
             "cards {}  (Player {}, Banker {})\n",
-            cards.join(" "),
+            dealt_cards(&state.cards),
             state.player_total,
             state.banker_total
         ));
@@ -455,8 +461,8 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
             .map(|t| {
                 format!(
                     "{} {} ({} bettor{})",
-                    enum_name(pb::BetKind::try_from(t.kind)),
-                    t.total_minor,
+                    kind_name(t.kind),
+                    currency.amount(t.total_minor),
                     t.bettors,
                     if t.bettors == 1 { "" } else { "s" }
                 )
@@ -498,6 +504,34 @@ pub(crate) fn render_state(state: &pb::TableState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_reads_in_names_and_money() {
+        let state = pb::TableState {
+            table_id: "T01".to_owned(),
+            phase: pb::TablePhase::BettingOpen.into(),
+            shoe_state: pb::ShoeState::InPlay.into(),
+            shoe_id: "T01-S0001".to_owned(),
+            cards_left: 400,
+            bet_totals: vec![pb::PositionTotal {
+                kind: pb::BetKind::Player.into(),
+                total_minor: 10_000,
+                bettors: 1,
+            }],
+            ..pb::TableState::default()
+        };
+        let text = render_state(&state, Currency::EUR);
+        assert!(text.contains("phase betting open"), "{text}");
+        assert!(
+            text.contains("shoe T01-S0001 (in play, 400 cards left)"),
+            "{text}"
+        );
+        assert!(text.contains("bets: player €100.00 (1 bettor)"), "{text}");
+        assert!(
+            !text.contains("BET_KIND") && !text.contains("10000"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn cards_are_made_canonical() {

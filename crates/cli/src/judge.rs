@@ -4,6 +4,10 @@
 //! line gets an error line naming its number and the problem, and the rest go on: one
 //! misrecorded hand must not hide the verdict on a million others. The exit status says
 //! whether any line failed.
+//!
+//! An archive export's line is judged as it is: its `round_id` is carried to the output
+//! line, and a voided round (`"voided": true`, often dealt short) is passed through as
+//! voided, its cards checked as far as they go, since a void has no result to judge.
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
@@ -23,18 +27,47 @@ pub(crate) struct JudgeArgs {}
 struct Hand<'a> {
     #[serde(borrow)]
     cards: Vec<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    round_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    voided: bool,
+    #[serde(borrow, default)]
+    void_reason: Option<Cow<'a, str>>,
+}
+
+/// A judged hand, with the round it came from when the input named it.
+#[derive(Serialize)]
+struct Judged<'a, T> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    round_id: Option<&'a str>,
+    #[serde(flatten)]
+    result: T,
+}
+
+/// A voided round passed through: no result, its cards legal as far as they go.
+#[derive(Serialize)]
+struct Voided<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    round_id: Option<&'a str>,
+    voided: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    void_reason: Option<&'a str>,
+    cards_dealt: usize,
 }
 
 #[derive(Serialize)]
 struct LineError<'a> {
     line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    round_id: Option<&'a str>,
     error: &'a str,
 }
 
-/// How many hands were judged and how many lines failed.
+/// How many hands were judged, voided rounds passed through, and lines that failed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
     pub(crate) judged: u64,
+    pub(crate) voided: u64,
     pub(crate) failed: u64,
 }
 
@@ -47,15 +80,22 @@ pub(crate) fn run(_args: &JudgeArgs) -> anyhow::Result<ExitCode> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
         Err(err) => return Err(anyhow::Error::new(err).context("judging hands from stdin")),
     };
+    if tally.voided > 0 {
+        eprintln!(
+            "banco rules judge: {} voided round{} passed through unjudged (a void has no result to judge)",
+            tally.voided,
+            if tally.voided == 1 { "" } else { "s" }
+        );
+    }
     if tally.failed == 0 {
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
         "banco rules judge: {} of {} lines failed (see their `error` lines on stdout)",
         tally.failed,
-        tally.failed + tally.judged
+        tally.failed + tally.judged + tally.voided
     );
-    Ok(ExitCode::FAILURE)
+    Ok(ExitCode::from(crate::exit::REFUSED))
 }
 
 /// Judges every line of `input`, writing one line to `output` for each non-blank one.
@@ -74,13 +114,18 @@ pub(crate) fn judge_lines(mut input: impl BufRead, mut output: impl Write) -> io
             continue;
         }
         match judge_line(text) {
-            Ok(json) => {
+            Ok((json, voided)) => {
                 output.write_all(json.as_bytes())?;
-                tally.judged += 1;
+                if voided {
+                    tally.voided += 1;
+                } else {
+                    tally.judged += 1;
+                }
             }
-            Err(error) => {
+            Err((round_id, error)) => {
                 let record = LineError {
                     line,
+                    round_id: round_id.as_deref(),
                     error: &error,
                 };
                 serde_json::to_writer(&mut output, &record).map_err(io::Error::other)?;
@@ -93,22 +138,40 @@ pub(crate) fn judge_lines(mut input: impl BufRead, mut output: impl Write) -> io
     Ok(tally)
 }
 
-/// The judged hand as one JSON object, or what is wrong with the line.
-fn judge_line(text: &[u8]) -> Result<String, String> {
+/// The judged hand (or the voided round passed through, `true`) as one JSON object, or
+/// what is wrong with the line, with its round when the line names one.
+fn judge_line(text: &[u8]) -> Result<(String, bool), (Option<String>, String)> {
     let hand: Hand<'_> = serde_json::from_slice(text).map_err(|e| {
         // serde_json counts lines within our one line: keep only the column.
         let message = e.to_string();
         let message = message
             .rsplit_once(" at line ")
             .map_or(&*message, |(m, _)| m);
-        format!("bad JSON at column {}: {message}", e.column())
+        (
+            None,
+            format!("bad JSON at column {}: {message}", e.column()),
+        )
     })?;
+    let round_id = hand.round_id.as_deref();
+    let fail = |error: String| (round_id.map(str::to_owned), error);
     let mut cards = Vec::with_capacity(hand.cards.len());
     for (i, card) in hand.cards.iter().enumerate() {
-        cards.push(Card::parse(card).map_err(|e| format!("card {}: {e}", i + 1))?);
+        cards.push(Card::parse(card).map_err(|e| fail(format!("card {}: {e}", i + 1)))?);
     }
-    let result = Coup::judge(&cards).map_err(|e| e.to_string())?;
-    serde_json::to_string(&result).map_err(|e| e.to_string())
+    let json = if hand.voided {
+        let coup = Coup::replay(&cards).map_err(|e| fail(format!("voided round: {e}")))?;
+        serde_json::to_string(&Voided {
+            round_id,
+            voided: true,
+            void_reason: hand.void_reason.as_deref(),
+            cards_dealt: coup.cards_dealt(),
+        })
+    } else {
+        let result = Coup::judge(&cards).map_err(|e| fail(e.to_string()))?;
+        serde_json::to_string(&Judged { round_id, result })
+    };
+    json.map(|json| (json, hand.voided))
+        .map_err(|e| fail(e.to_string()))
 }
 
 #[cfg(test)]
@@ -148,7 +211,7 @@ mod tests {
             tally,
             Tally {
                 judged: 1,
-                failed: 0
+                ..Tally::default()
             }
         );
     }
@@ -208,7 +271,54 @@ mod tests {
             tally,
             Tally {
                 judged: 2,
+                voided: 0,
                 failed: 7
+            }
+        );
+    }
+
+    #[test]
+    fn an_export_line_keeps_its_round_and_a_void_passes_through() {
+        let input = [
+            r#"{"round_id":"T01-S0001-H001","cards":["QC","8D","4C","TH"],"voided":false}"#,
+            r#"{"round_id":"T01-S0001-H002","cards":["2S","KH"],"voided":true,"void_reason":"scanner fault"}"#,
+            r#"{"round_id":"T01-S0001-H003","cards":[],"voided":true,"void_reason":null}"#,
+            r#"{"round_id":"T01-S0001-H004","cards":["2S","KH","3D"],"voided":false}"#,
+            r#"{"round_id":"T01-S0001-H005","cards":["QC","8D","4C","TH","KH"],"voided":true}"#,
+        ]
+        .join("\n");
+        let (lines, tally) = judge(input);
+        assert_eq!(lines[0]["round_id"], "T01-S0001-H001");
+        assert_eq!(lines[0]["winner"], "banker");
+        assert_eq!(
+            lines[1],
+            serde_json::json!({
+                "round_id": "T01-S0001-H002",
+                "voided": true,
+                "void_reason": "scanner fault",
+                "cards_dealt": 2,
+            })
+        );
+        assert_eq!(lines[2]["cards_dealt"], 0);
+        assert!(lines[2].get("void_reason").is_none());
+        // A settled round dealt short is still a failure, and says which round.
+        assert_eq!(lines[3]["round_id"], "T01-S0001-H004");
+        assert_eq!(lines[3]["line"], 4);
+        // A void whose cards could not have been dealt is a finding, not a pass.
+        assert_eq!(lines[4]["round_id"], "T01-S0001-H005");
+        assert!(
+            lines[4]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("voided round")),
+            "{}",
+            lines[4]
+        );
+        assert_eq!(
+            tally,
+            Tally {
+                judged: 1,
+                voided: 2,
+                failed: 2
             }
         );
     }

@@ -16,7 +16,9 @@ mod broadcaster;
 mod config;
 mod croupier;
 mod demo;
+mod exit;
 mod folder_lock;
+mod grpc;
 mod judge;
 mod logging;
 mod metrics_http;
@@ -29,6 +31,7 @@ mod stop_signal;
 mod stop_with_parent;
 mod stream;
 mod stream_metrics;
+mod times;
 mod token;
 mod validator;
 
@@ -159,7 +162,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             logging::fatal(&err);
-            ExitCode::from(2)
+            exit::exit_code(&err)
         }
     }
 }

@@ -2,13 +2,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 use banco_auth::keys::{
     generate_signing_key, load_signing_key, save_signing_key, save_verifying_key,
 };
 use banco_auth::{Issuer, Role, check_subject};
+
+use crate::times::TimeArgs;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum TokenCommand {
@@ -36,6 +38,8 @@ pub(crate) enum TokenCommand {
         /// The deployment the token is for; services refuse tokens for another.
         #[arg(long, default_value = "banco")]
         audience: String,
+        #[command(flatten)]
+        times: TimeArgs,
     },
 }
 
@@ -55,10 +59,20 @@ pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
             sub,
             ttl,
             audience,
+            times,
         } => {
             let role: Role = role.parse()?;
             let ttl = parse_ttl(ttl)?;
-            println!("{}", issue(key, audience, role, sub, ttl)?);
+            let now = SystemTime::now();
+            println!("{}", issue_at(key, audience, role, sub, ttl, now)?);
+            // Stdout is the token alone (scripts redirect it into a file); a person is told
+            // on stderr until when it works.
+            let issued = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let expires = i64::try_from(issued.saturating_add(ttl.as_secs())).unwrap_or(i64::MAX);
+            eprintln!(
+                "banco token issue: {role} token for {sub} (audience {audience}), valid until {}",
+                times.times().seconds(expires)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -82,9 +96,21 @@ pub(crate) fn issue(
     sub: &str,
     ttl: Duration,
 ) -> anyhow::Result<String> {
+    issue_at(key, audience, role, sub, ttl, SystemTime::now())
+}
+
+/// [`issue`] as of `now`.
+fn issue_at(
+    key: &Path,
+    audience: &str,
+    role: Role,
+    sub: &str,
+    ttl: Duration,
+    now: SystemTime,
+) -> anyhow::Result<String> {
     check_subject(sub).with_context(|| format!("--sub {sub}"))?;
     let issuer = Issuer::new(load_signing_key(key)?, audience)?;
-    Ok(issuer.issue(sub, role, ttl, SystemTime::now())?)
+    Ok(issuer.issue(sub, role, ttl, now)?)
 }
 
 /// `90s`, `30m`, `8h`, `7d`.

@@ -11,6 +11,7 @@ use std::fmt;
 use banco_rules::BetKind;
 use serde::{Deserialize, Serialize};
 
+use crate::currency::Currency;
 use crate::policy::{TablePolicy, UnderMinimum};
 
 /// A player's stakes in one round, by position.
@@ -123,30 +124,49 @@ pub struct Raise {
 }
 
 /// Why one position of a request was refused. Amounts are the player's resulting total
-/// on the position.
+/// on the position, in minor units of `currency`; the sentence shows them as money.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "why", rename_all = "snake_case")]
 pub enum PositionRefusal {
-    #[error("{kind}: {amount} is not a positive number of minor units")]
-    NonPositive { kind: BetKind, amount: i64 },
-    #[error("{kind}: {total} is under the table minimum of {min}")]
-    UnderMinimum { kind: BetKind, total: i64, min: i64 },
-    #[error("{kind}: {total} is over the table maximum of {max}")]
-    OverMaximum { kind: BetKind, total: i64, max: i64 },
-    #[error("{kind}: {total} is over your self-limit of {limit} per bet")]
+    #[error("{kind}: {} is not a positive amount", currency.amount(*amount))]
+    NonPositive {
+        kind: BetKind,
+        amount: i64,
+        currency: Currency,
+    },
+    #[error("{kind}: {} is under the table minimum of {}", currency.amount(*total), currency.amount(*min))]
+    UnderMinimum {
+        kind: BetKind,
+        total: i64,
+        min: i64,
+        currency: Currency,
+    },
+    #[error("{kind}: {} is over the table maximum of {}", currency.amount(*total), currency.amount(*max))]
+    OverMaximum {
+        kind: BetKind,
+        total: i64,
+        max: i64,
+        currency: Currency,
+    },
+    #[error("{kind}: {} is over your self-limit of {} per bet", currency.amount(*total), currency.amount(*limit))]
     OverSelfLimit {
         kind: BetKind,
         total: i64,
         limit: i64,
+        currency: Currency,
     },
     #[error(
-        "{kind}: {total} is over the progression cap of {cap} (your previous stake {previous} plus 50%, rounded down), from the 4th consecutive round on a chance"
+        "{kind}: {} is over the progression cap of {} (your previous stake {} plus 50%, rounded down), from the 4th consecutive round on a chance",
+        currency.amount(*total),
+        currency.amount(*cap),
+        currency.amount(*previous)
     )]
     ProgressionCap {
         kind: BetKind,
         total: i64,
         previous: i64,
         cap: i64,
+        currency: Currency,
     },
     #[error("tie: may only be bet together with a player or banker bet in the same round")]
     TieWithoutMainBet,
@@ -210,11 +230,16 @@ pub fn check_bets(
     request: &[(BetKind, i64)],
     player: PlayerContext<'_>,
 ) -> Result<Accepted, PositionRefusals> {
+    let currency = policy.currency;
     let mut refusals = Vec::new();
     let mut merged: BTreeMap<BetKind, i64> = BTreeMap::new();
     for &(kind, amount) in request {
         if amount <= 0 {
-            refusals.push(PositionRefusal::NonPositive { kind, amount });
+            refusals.push(PositionRefusal::NonPositive {
+                kind,
+                amount,
+                currency,
+            });
             continue;
         }
         let slot = merged.entry(kind).or_insert(0);
@@ -250,6 +275,7 @@ pub fn check_bets(
                         kind,
                         total,
                         min: limits.min,
+                        currency,
                     });
                     continue;
                 }
@@ -260,13 +286,19 @@ pub fn check_bets(
                 kind,
                 total,
                 max: limits.max,
+                currency,
             });
             continue;
         }
         if let Some(limit) = player.self_limit
             && total > limit
         {
-            refusals.push(PositionRefusal::OverSelfLimit { kind, total, limit });
+            refusals.push(PositionRefusal::OverSelfLimit {
+                kind,
+                total,
+                limit,
+                currency,
+            });
             continue;
         }
         if let Some(previous) = main_chance(kind).and_then(|i| player.capped_previous[i]) {
@@ -277,6 +309,7 @@ pub fn check_bets(
                     total,
                     previous,
                     cap,
+                    currency,
                 });
                 continue;
             }

@@ -4,6 +4,7 @@ pub mod actor;
 pub mod book;
 pub mod chat;
 pub mod command;
+pub mod currency;
 pub mod event;
 pub mod history;
 pub mod journal;
@@ -24,6 +25,7 @@ pub use actor::{
 };
 pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command};
+pub use currency::{BadCurrency, Currency, Utc};
 pub use event::{BalanceReason, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;

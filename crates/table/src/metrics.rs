@@ -298,6 +298,7 @@ mod tests {
             player: "p".into(),
             needed: 5,
             balance: 1,
+            currency: crate::Currency::EUR,
         };
         assert_eq!(reason_label(&over), "over_balance");
         assert_eq!(reason_label(&Refusal::NothingToUndo), "nothing_to_undo");

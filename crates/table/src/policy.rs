@@ -10,6 +10,8 @@ use std::fmt;
 use banco_rules::{BetKind, Paytable};
 use serde::{Deserialize, Serialize};
 
+use crate::currency::Currency;
+
 /// Who paces the round (RULES.md, "Pacing").
 ///
 /// How the actor drives each one with [`crate::Command`]s:
@@ -77,6 +79,8 @@ impl Default for Limits {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TablePolicy {
+    /// The money the table plays in: its limits, stakes and balances are minor units of it.
+    pub currency: Currency,
     /// Limits of every position without its own entry in `position_limits`.
     pub limits: Limits,
     /// Per-position overrides (e.g. lower limits on side bets).
@@ -134,6 +138,7 @@ impl Default for ChatPolicy {
 impl Default for TablePolicy {
     fn default() -> TablePolicy {
         TablePolicy {
+            currency: Currency::EUR,
             limits: Limits::default(),
             position_limits: BTreeMap::new(),
             under_minimum: UnderMinimum::Raise,

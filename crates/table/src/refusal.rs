@@ -7,6 +7,7 @@ use banco_rules::{Card, DealError, SettleError};
 use crate::actor::RefusalKind;
 use crate::book::PositionRefusals;
 use crate::chat::ChatTextProblem;
+use crate::currency::{Currency, Utc};
 use crate::ledger::LedgerError;
 use crate::phase::Phase;
 use crate::policy::Pacing;
@@ -31,7 +32,7 @@ pub enum Refusal {
     },
     #[error("{card} refused: betting is still open: close betting first")]
     BettingStillOpen { card: Card },
-    #[error("{card} refused: the draw is at {draw_at} (server clock {now_ms})")]
+    #[error("{card} refused: the draw is at {} (server clock {})", Utc(*draw_at), Utc(*now_ms))]
     BeforeDraw {
         card: Card,
         draw_at: u64,
@@ -49,7 +50,7 @@ pub enum Refusal {
     Missing { field: &'static str },
     #[error("betting is not open (the table is {phase})")]
     BettingNotOpen { phase: Phase },
-    #[error("betting closed at {closes_at} (server clock {now_ms})")]
+    #[error("betting closed at {} (server clock {})", Utc(*closes_at), Utc(*now_ms))]
     BettingClosedAt { closes_at: u64, now_ms: u64 },
     /// The request names a round that is not the one in play (a stale screen, or a round
     /// that changed while the request was on its way).
@@ -66,11 +67,16 @@ pub enum Refusal {
         player: String,
         reasons: PositionRefusals,
     },
-    #[error("bets of {player} refused: {needed} needed, the balance is {balance}")]
+    #[error(
+        "bets of {player} refused: {} needed, the balance is {}",
+        currency.amount(*needed),
+        currency.amount(*balance)
+    )]
     OverBalance {
         player: String,
         needed: i64,
         balance: i64,
+        currency: Currency,
     },
     #[error("{player} has no bets in this round")]
     NoBets { player: String },
@@ -78,20 +84,36 @@ pub enum Refusal {
     NoPreviousBets { player: String },
     #[error("key `{key}` of {player} was already used for a different request")]
     KeyReused { player: String, key: String },
-    #[error("self-limit {asked}: must be a positive number of minor units")]
-    SelfLimitNotPositive { asked: i64 },
-    #[error("self-limit {asked}: a self-limit may only be lowered, and it is {current}")]
-    SelfLimitNotLower { asked: i64, current: i64 },
+    #[error("self-limit {}: must be a positive amount", currency.amount(*asked))]
+    SelfLimitNotPositive { asked: i64, currency: Currency },
     #[error(
-        "self-limit {asked}: it may change once a week; last set at {set_at}, next change from {next_at}"
+        "self-limit {}: a self-limit may only be lowered, and it is {}",
+        currency.amount(*asked),
+        currency.amount(*current)
+    )]
+    SelfLimitNotLower {
+        asked: i64,
+        current: i64,
+        currency: Currency,
+    },
+    #[error(
+        "self-limit {}: it may change once a week; last set at {}, next change from {}",
+        currency.amount(*asked),
+        Utc(*set_at),
+        Utc(*next_at)
     )]
     SelfLimitTooSoon {
         asked: i64,
         set_at: u64,
         next_at: u64,
+        currency: Currency,
     },
-    #[error("{what}: {amount} is not a positive number of minor units")]
-    NotPositive { what: &'static str, amount: i64 },
+    #[error("{what}: {} is not a positive amount", currency.amount(*amount))]
+    NotPositive {
+        what: &'static str,
+        amount: i64,
+        currency: Currency,
+    },
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error("settlement refused: {0}")]
@@ -133,8 +155,10 @@ pub enum Refusal {
     #[error("{player} cannot pass: betting is not open (the table is {phase})")]
     PassNotNow { player: String, phase: Phase },
     #[error(
-        "{player} cannot pass round {round_id}: passing is allowed within {} of betting opening; betting opened at {opened_at} (server clock {now_ms})",
-        seconds(*window_ms)
+        "{player} cannot pass round {round_id}: passing is allowed within {} of betting opening; betting opened at {} (server clock {})",
+        seconds(*window_ms),
+        Utc(*opened_at),
+        Utc(*now_ms)
     )]
     PassTooLate {
         player: String,
@@ -159,8 +183,10 @@ pub enum Refusal {
     },
     /// Too many lines too fast (RATE_LIMITED).
     #[error(
-        "chat line of {player} refused: at most {burst} lines within {}; write again from {retry_at} (server clock {now_ms})",
-        seconds(*window_ms)
+        "chat line of {player} refused: at most {burst} lines within {}; write again from {} (server clock {})",
+        seconds(*window_ms),
+        Utc(*retry_at),
+        Utc(*now_ms)
     )]
     ChatRateLimited {
         player: String,
@@ -170,7 +196,7 @@ pub enum Refusal {
         now_ms: u64,
     },
     /// The player is muted (MUTED).
-    #[error("chat line of {player} refused: muted until {until} ({reason})")]
+    #[error("chat line of {player} refused: muted until {} ({reason})", Utc(*until))]
     Muted {
         player: String,
         until: u64,

@@ -1159,6 +1159,7 @@ impl Table {
                 player: player.to_owned(),
                 needed: accepted.total(),
                 balance,
+                currency: self.config.policy.currency,
             });
         }
         let round_id = round.id.clone();
@@ -1280,14 +1281,19 @@ impl Table {
 
     fn set_self_limit(&mut self, player: &str, max: i64, now: u64) -> Result<Vec<Event>, Refusal> {
         required("player", player)?;
+        let currency = self.config.policy.currency;
         if max <= 0 {
-            return Err(Refusal::SelfLimitNotPositive { asked: max });
+            return Err(Refusal::SelfLimitNotPositive {
+                asked: max,
+                currency,
+            });
         }
         if let Some((current, set_at)) = self.players.get(player).and_then(|p| p.self_limit) {
             if max >= current {
                 return Err(Refusal::SelfLimitNotLower {
                     asked: max,
                     current,
+                    currency,
                 });
             }
             let next_at = set_at.saturating_add(SELF_LIMIT_PERIOD_MS);
@@ -1296,6 +1302,7 @@ impl Table {
                     asked: max,
                     set_at,
                     next_at,
+                    currency,
                 });
             }
         }
@@ -1324,7 +1331,11 @@ impl Table {
             _ => "withdrawal",
         };
         if amount <= 0 {
-            return Err(Refusal::NotPositive { what, amount });
+            return Err(Refusal::NotPositive {
+                what,
+                amount,
+                currency: self.config.policy.currency,
+            });
         }
         let account = Some(Account::Player(player.to_owned()));
         let (from, to) = match kind {

@@ -9,9 +9,11 @@ use banco_rules::BetKind::{self, Banker, Big, Player, PlayerPair, Tie};
 use banco_table::book::{PositionRefusal, PositionTotal, Raise};
 use banco_table::table::{REMEMBERED_REQUESTS, SELF_LIMIT_PERIOD_MS};
 use banco_table::{
-    Command, Event, Limits, Pacing, Refusal, RoundId, Table, TablePolicy, UnderMinimum,
+    Command, Currency, Event, Limits, Pacing, Refusal, RoundId, Table, TablePolicy, UnderMinimum,
 };
 use support::*;
+
+const EUR: Currency = Currency::EUR;
 
 fn with_policy(policy: TablePolicy, players: &[(&str, i64)]) -> Table {
     let mut cfg = config(Pacing::Live);
@@ -54,7 +56,7 @@ fn a_bet_at_closes_at_is_late() {
     );
     assert_eq!(
         r.to_string(),
-        "betting closed at 21000 (server clock 21000)"
+        "betting closed at 1970-01-01T00:00:21.000Z (server clock 1970-01-01T00:00:21.000Z)"
     );
     ok(
         &mut t,
@@ -144,7 +146,8 @@ fn under_the_minimum_is_refused_in_reject_mode() {
         vec![PositionRefusal::UnderMinimum {
             kind: Player,
             total: 499,
-            min: 500
+            min: 500,
+            currency: EUR,
         }]
     );
     ok(&mut t, bets("alice", &round, &[(Player, 500)], "k", 2));
@@ -160,12 +163,13 @@ fn over_the_maximum_and_over_the_balance() {
         vec![PositionRefusal::OverMaximum {
             kind: Banker,
             total: 10_201,
-            max: 10_200
+            max: 10_200,
+            currency: EUR,
         }]
     );
     assert_eq!(
         r.to_string(),
-        "bets of alice refused: banker: 10201 is over the table maximum of 10200"
+        "bets of alice refused: banker: €102.01 is over the table maximum of €102.00"
     );
     ok(&mut t, bets("alice", &round, &[(Banker, 10_200)], "k", 2));
     // The maximum is on the total of the position.
@@ -183,7 +187,8 @@ fn over_the_maximum_and_over_the_balance() {
         Refusal::OverBalance {
             player: "poor".into(),
             needed: 1_000,
-            balance: 900
+            balance: 900,
+            currency: EUR,
         }
     );
     // The raise counts against the balance.
@@ -262,17 +267,20 @@ fn a_request_is_all_or_nothing_with_every_reason() {
         vec![
             PositionRefusal::NonPositive {
                 kind: Banker,
-                amount: -5
+                amount: -5,
+                currency: EUR,
             },
             PositionRefusal::OverMaximum {
                 kind: PlayerPair,
                 total: 2_500,
-                max: 2_000
+                max: 2_000,
+                currency: EUR,
             },
             PositionRefusal::UnderMinimum {
                 kind: Big,
                 total: 10,
-                min: 500
+                min: 500,
+                currency: EUR,
             },
         ]
     );
@@ -335,7 +343,8 @@ fn progression_cap_from_the_fourth_consecutive_round() {
             kind: Player,
             total: 400,
             previous: 225,
-            cap: 337
+            cap: 337,
+            currency: EUR,
         }]
     );
     let r = refused(&mut t, bets("alice", &round, &[(Player, 338)], "a", 1_001));
@@ -431,17 +440,19 @@ fn self_limit_lower_only_and_once_a_week() {
             PositionRefusal::OverSelfLimit {
                 kind: Player,
                 total: 1_500,
-                limit: 1_000
+                limit: 1_000,
+                currency: EUR,
             },
             PositionRefusal::OverSelfLimit {
                 kind: Big,
                 total: 1_001,
-                limit: 1_000
+                limit: 1_000,
+                currency: EUR,
             },
         ]
     );
     assert!(
-        r.to_string().contains("over your self-limit of 1000"),
+        r.to_string().contains("over your self-limit of €10.00"),
         "{r}"
     );
     ok(
@@ -454,7 +465,8 @@ fn self_limit_lower_only_and_once_a_week() {
         Refusal::SelfLimitTooSoon {
             asked: 800,
             set_at: t0,
-            next_at: t0 + SELF_LIMIT_PERIOD_MS
+            next_at: t0 + SELF_LIMIT_PERIOD_MS,
+            currency: EUR,
         }
     );
     let r = refused(&mut t, limit(1_200, t0 + 8 * 86_400_000));
@@ -462,7 +474,8 @@ fn self_limit_lower_only_and_once_a_week() {
         r,
         Refusal::SelfLimitNotLower {
             asked: 1_200,
-            current: 1_000
+            current: 1_000,
+            currency: EUR,
         }
     );
     assert!(matches!(

@@ -279,7 +279,8 @@ fn passing_a_hand() {
     assert_eq!(
         r.to_string(),
         "alice cannot pass round T01-S0001-H001: passing is allowed within 15 s of betting \
-         opening; betting opened at 1000 (server clock 16000)"
+         opening; betting opened at 1970-01-01T00:00:01.000Z (server clock \
+         1970-01-01T00:00:16.000Z)"
     );
     let r = refused(&mut t, pass("alice", &"T01-S0001-H009".into(), 1_100));
     assert!(matches!(r, Refusal::WrongRound { .. }), "{r}");

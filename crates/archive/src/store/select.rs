@@ -156,6 +156,10 @@ impl RoundFilterSql {
     pub fn voided_only(&mut self) {
         self.push("voided = $?", Param::Bool(true));
     }
+    /// Settled rounds only: voided ones left out.
+    pub fn settled_only(&mut self) {
+        self.push("voided = $?", Param::Bool(false));
+    }
     pub fn corrected_only(&mut self) {
         self.push("corrections > $?", Param::Int(0));
     }

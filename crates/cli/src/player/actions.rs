@@ -17,6 +17,7 @@ use super::round::round_for_bets;
 use super::watch::{Feed, Item};
 use super::{PlayerCommand, RoundArgs};
 use crate::croupier::render_refusal;
+use crate::times::Times;
 
 /// What was parsed from the command line before anything is sent.
 #[derive(Debug, Default)]
@@ -74,6 +75,7 @@ pub(crate) async fn run(
     table: &str,
     command: &PlayerCommand,
     checked: Checked,
+    times: &Times,
 ) -> anyhow::Result<ExitCode> {
     let table_id = table.to_owned();
     match command {
@@ -90,7 +92,13 @@ pub(crate) async fn run(
             once,
             until_rounds,
             max_events,
-        } => watch(client, table, *json, *once, *until_rounds, *max_events).await,
+        } => {
+            let stop = Stop {
+                until_rounds: *until_rounds,
+                max_events: *max_events,
+            };
+            watch(client, table, *json, *once, stop, times).await
+        }
         PlayerCommand::Bet { round, .. } => {
             let round_id = round_for_bets(&mut client, table, round.round.as_deref()).await?;
             let request = pb::PlaceBetsRequest {
@@ -161,7 +169,7 @@ pub(crate) async fn run(
                 };
                 let reply = grpc("MyBets", client.my_bets(request).await)?;
                 for entry in &reply.entries {
-                    println!("{}", entry_line(entry));
+                    println!("{}", entry_line(entry, times));
                 }
                 rounds += reply.entries.len();
                 if reply.next_page_token.is_empty() {
@@ -199,7 +207,7 @@ pub(crate) async fn run(
                 max_bet_minor: checked.self_limit,
             };
             let reply = grpc("SetSelfLimit", client.set_self_limit(request).await)?;
-            println!("{}", self_limit_line(&reply));
+            println!("{}", self_limit_line(&reply, times));
             Ok(ExitCode::SUCCESS)
         }
         PlayerCommand::Seat { seat } => {
@@ -257,7 +265,7 @@ fn seat_reply(reply: &pb::SeatResponse) -> anyhow::Result<ExitCode> {
 }
 
 /// `self-limit 25.00 per stake`, and any raise still waiting for its date.
-pub(crate) fn self_limit_line(reply: &pb::SetSelfLimitResponse) -> String {
+pub(crate) fn self_limit_line(reply: &pb::SetSelfLimitResponse, times: &Times) -> String {
     let mut line = if reply.max_bet_minor == 0 {
         "self-limit: none".to_owned()
     } else {
@@ -269,11 +277,7 @@ pub(crate) fn self_limit_line(reply: &pb::SetSelfLimitResponse) -> String {
         } else {
             money(reply.pending_max_bet_minor)
         };
-        line.push_str(&format!(
-            "; {pending} from {}s after the epoch (UTC {})",
-            at.seconds,
-            super::render::time_of_day(at)
-        ));
+        line.push_str(&format!("; {pending} from {}", times.of(at)));
     }
     line
 }
@@ -320,13 +324,23 @@ pub(crate) fn decision_lines(reply: &pb::PlaceBetsResponse) -> (Vec<String>, boo
     (lines, all)
 }
 
+/// When `watch` stops by itself.
+#[derive(Debug, Clone, Copy)]
+struct Stop {
+    until_rounds: Option<u64>,
+    max_events: Option<u64>,
+}
+
 async fn watch(
     client: Client,
     table: &str,
     json: bool,
     once: bool,
-    until_rounds: Option<u64>,
-    max_events: Option<u64>,
+    Stop {
+        until_rounds,
+        max_events,
+    }: Stop,
+    times: &Times,
 ) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
     let mut feed = Feed::new(client, table, once);
@@ -343,9 +357,9 @@ async fn watch(
                 }
                 events += 1;
                 if json {
-                    event_json(&event).to_string()
+                    event_json(&event, times).to_string()
                 } else {
-                    event_line(&event)
+                    event_line(&event, times)
                 }
             }
             Item::Lost { error, retry_in } => {

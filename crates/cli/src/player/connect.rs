@@ -48,7 +48,7 @@ pub(crate) fn client(channel: Channel, token: BearerToken) -> Client {
 
 /// `Unavailable: connection refused`: the code, then the server's sentence.
 pub(crate) fn status_error(status: &tonic::Status) -> anyhow::Error {
-    anyhow::anyhow!("{:?}: {}", status.code(), status.message())
+    crate::grpc::status_error(status)
 }
 
 /// Errors that another attempt cannot cure: a resuming client stops on these instead of

@@ -5,10 +5,12 @@ use banco_wire::pb;
 
 use super::amount::{money, signed_money};
 use super::bets::kind_name;
-use super::render::{hand_result, time_of_day};
+use super::render::hand_result;
+use crate::times::Times;
 
-/// One line per round.
-pub(crate) fn entry_line(e: &pb::MyBetEntry) -> String {
+/// One line per round, with the date and time the first bet was placed (the history
+/// spans days).
+pub(crate) fn entry_line(e: &pb::MyBetEntry, times: &Times) -> String {
     let bets: Vec<String> = e
         .bets
         .iter()
@@ -17,7 +19,7 @@ pub(crate) fn entry_line(e: &pb::MyBetEntry) -> String {
     let when = e
         .placed_at
         .as_ref()
-        .map_or_else(String::new, |t| format!("{}  ", time_of_day(t)));
+        .map_or_else(String::new, |t| format!("{}  ", times.of(t)));
     let outcome = if e.voided {
         "void, stakes returned".to_owned()
     } else if e.settlements.is_empty() {
@@ -95,8 +97,8 @@ mod tests {
             net_minor: 1_400,
         };
         assert_eq!(
-            entry_line(&settled),
-            "12:03:04  T01-S0001-H003  banker 20.00, tie 5.00  BANKER 8 - PLAYER 5 (natural)  payout 39.00  net +14.00"
+            entry_line(&settled, &Times::utc()),
+            "1970-01-01T12:03:04.000Z  T01-S0001-H003  banker 20.00, tie 5.00  Banker wins, Player 5 – Banker 8 (natural)  payout 39.00  net +14.00"
         );
         let voided = pb::MyBetEntry {
             round_id: "T01-S0001-H004".to_owned(),
@@ -108,7 +110,7 @@ mod tests {
             ..pb::MyBetEntry::default()
         };
         assert_eq!(
-            entry_line(&voided),
+            entry_line(&voided, &Times::utc()),
             "T01-S0001-H004  player 5.00  void, stakes returned  net +0.00"
         );
         let open = pb::MyBetEntry {
@@ -120,6 +122,6 @@ mod tests {
             voided: false,
             ..open
         };
-        assert!(entry_line(&open).contains("not settled yet  net -5.00"));
+        assert!(entry_line(&open, &Times::utc()).contains("not settled yet  net -5.00"));
     }
 }

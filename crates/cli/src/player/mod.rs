@@ -1,7 +1,7 @@
 //! `banco player`: the reference player client. The lobby, a table's live events (resuming
 //! by itself from the last `seq`), bets, history, balance and chat, one command at a time,
-//! for people at a terminal and for scripts (exit code 1 when the table refuses something,
-//! 2 when the command could not be carried out).
+//! for people at a terminal and for scripts (exit status as `crate::exit` says: 1 when the
+//! table refuses something, 2 for bad input, 3 when the broadcaster cannot be reached).
 
 mod actions;
 pub(crate) mod amount;
@@ -32,6 +32,8 @@ pub(crate) struct PlayerArgs {
     /// The table.
     #[arg(long, default_value = "T01")]
     table: String,
+    #[command(flatten)]
+    times: crate::times::TimeArgs,
     #[command(subcommand)]
     command: PlayerCommand,
 }
@@ -139,6 +141,13 @@ pub(crate) fn run(args: &PlayerArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         // Inside the runtime: the channel's connection task runs on it.
         let client = connect::client(args.server.lazy_channel()?, token);
-        actions::run(client, &args.table, &args.command, checked).await
+        actions::run(
+            client,
+            &args.table,
+            &args.command,
+            checked,
+            &args.times.times(),
+        )
+        .await
     })
 }

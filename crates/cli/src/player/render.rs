@@ -4,33 +4,31 @@
 use banco_wire::pb;
 use banco_wire::pb::table_event::Event;
 
+use banco_rules::Score;
+
 use super::amount::{money, signed_money};
 use super::bets::kind_name;
 use crate::croupier::render_refusal;
+use crate::times::Times;
 
-/// `12:03:04  T01-S0002-H014  <what happened>`: the server's time of the event (UTC: the
-/// table's clock, the same for every viewer), then the round (or the table between rounds).
-pub(crate) fn event_line(event: &pb::TableEvent) -> String {
+/// `12:03:04  T01-S0002-H014  <what happened>`: the server's time of the event (UTC, the
+/// table's clock, the same for every viewer; local with `--local-time`), then the round
+/// (or the table between rounds).
+pub(crate) fn event_line(event: &pb::TableEvent, times: &Times) -> String {
     let time = event
         .server_time
         .as_ref()
-        .map_or_else(|| "--:--:--".to_owned(), time_of_day);
+        .map_or_else(|| "--:--:--".to_owned(), |t| times.time_of_day(t));
     let place = if event.round_id.is_empty() {
         &event.table_id
     } else {
         &event.round_id
     };
-    format!("{time}  {place}  {}", describe(event))
-}
-
-/// `HH:MM:SS` (UTC) of a timestamp.
-pub(crate) fn time_of_day(ts: &banco_wire::Timestamp) -> String {
-    let s = ts.seconds.rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    format!("{time}  {place}  {}", describe(event, times))
 }
 
 /// What the event says, without time and place.
-pub(crate) fn describe(event: &pb::TableEvent) -> String {
+pub(crate) fn describe(event: &pb::TableEvent, times: &Times) -> String {
     let Some(inner) = &event.event else {
         return format!(
             "(an event of a kind this client does not know, seq {})",
@@ -58,20 +56,20 @@ pub(crate) fn describe(event: &pb::TableEvent) -> String {
                 .as_ref()
                 .map_or(("??", "?"), |d| (d.card.as_str(), side_name(d.side)));
             format!(
-                "card {card} to {side} (Player {}, Banker {}); next: {}",
+                "card {card} to {side} (Player {}, Banker {}){}",
                 c.player_total,
                 c.banker_total,
-                due_name(c.due)
+                next(c.due)
             )
         }
         Event::CardUndone(u) => format!(
-            "card {} taken back from {} ({}): Player {}, Banker {}; next: {}",
+            "card {} taken back from {} ({}): Player {}, Banker {}{}",
             u.card,
             side_name(u.side),
             u.reason,
             u.player_total,
             u.banker_total,
-            due_name(u.due)
+            next(u.due)
         ),
         Event::RoundResult(r) => match &r.result {
             Some(result) => format!("result {}", hand_result(result)),
@@ -111,8 +109,8 @@ pub(crate) fn describe(event: &pb::TableEvent) -> String {
         Event::HandPassed(h) => format!("{} (seat {}) passes this hand", h.player, h.seat),
         Event::Muted(m) => match &m.until {
             Some(until) => format!(
-                "you are muted in chat until {} UTC{}",
-                time_of_day(until),
+                "you are muted in chat until {}{}",
+                times.of(until),
                 if m.reason.is_empty() {
                     String::new()
                 } else {
@@ -168,16 +166,7 @@ fn snapshot(s: &pb::Snapshot) -> String {
         s.cards_left
     ));
     if !s.cards.is_empty() {
-        let cards: Vec<String> = s
-            .cards
-            .iter()
-            .map(|c| format!("{}:{}", side_letter(c.side), c.card))
-            .collect();
-        parts.push(format!(
-            "cards {}; next: {}",
-            cards.join(" "),
-            due_name(s.due)
-        ));
+        parts.push(format!("cards {}{}", dealt_cards(&s.cards), next(s.due)));
     }
     if let Some(result) = &s.result {
         parts.push(format!("result {}", hand_result(result)));
@@ -272,14 +261,18 @@ fn settled(s: &pb::Settled) -> String {
     )
 }
 
-/// `BANKER 8 - PLAYER 5 (natural)`, `TIE 6 - 6`, with pairs when there are.
+/// `Banker wins, Player 5 – Banker 8 (natural)`, `Tie, Player 6 – Banker 6`: the winner
+/// named, then the score Player first as on every screen, with pairs when there are.
 pub(crate) fn hand_result(r: &pb::HandResult) -> String {
-    let (p, b) = (r.player_total, r.banker_total);
+    let score = Score {
+        player: u8::try_from(r.player_total).unwrap_or(u8::MAX),
+        banker: u8::try_from(r.banker_total).unwrap_or(u8::MAX),
+    };
     let mut text = match r.winner() {
-        pb::Winner::Banker => format!("BANKER {b} - PLAYER {p}"),
-        pb::Winner::Player => format!("PLAYER {p} - BANKER {b}"),
-        pb::Winner::Tie => format!("TIE {p} - {b}"),
-        pb::Winner::Unspecified => format!("(no winner) PLAYER {p} - BANKER {b}"),
+        pb::Winner::Banker => format!("Banker wins, {score}"),
+        pb::Winner::Player => format!("Player wins, {score}"),
+        pb::Winner::Tie => format!("Tie, {score}"),
+        pb::Winner::Unspecified => format!("no winner recorded, {score}"),
     };
     let mut notes = Vec::new();
     if r.natural {
@@ -387,6 +380,15 @@ fn side_name(raw: i32) -> &'static str {
     }
 }
 
+/// `P:QC B:8D P:4C B:TH`: cards in dealing order with the hand each went to.
+pub(crate) fn dealt_cards(cards: &[pb::DealtCard]) -> String {
+    cards
+        .iter()
+        .map(|c| format!("{}:{}", side_letter(c.side), c.card))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn side_letter(raw: i32) -> &'static str {
     match pb::Side::try_from(raw) {
         Ok(pb::Side::Player) => "P",
@@ -395,12 +397,14 @@ fn side_letter(raw: i32) -> &'static str {
     }
 }
 
-fn due_name(raw: i32) -> &'static str {
+/// `; next: Banker`, or nothing once no card is due any more (a settled or voided round
+/// says no `due`, and there is nothing true to say about the next card).
+fn next(raw: i32) -> &'static str {
     match pb::Due::try_from(raw) {
-        Ok(pb::Due::PlayerCard) => "Player",
-        Ok(pb::Due::BankerCard) => "Banker",
-        Ok(pb::Due::Complete) => "nothing, the hand is complete",
-        _ => "?",
+        Ok(pb::Due::PlayerCard) => "; next: Player",
+        Ok(pb::Due::BankerCard) => "; next: Banker",
+        Ok(pb::Due::Complete) => "; next: nothing, the hand is complete",
+        _ => "",
     }
 }
 
@@ -417,7 +421,7 @@ pub(crate) fn phase_name(raw: i32) -> &'static str {
     }
 }
 
-fn shoe_state_name(raw: i32) -> &'static str {
+pub(crate) fn shoe_state_name(raw: i32) -> &'static str {
     match pb::ShoeState::try_from(raw) {
         Ok(pb::ShoeState::NoShoe) => "none",
         Ok(pb::ShoeState::AwaitingBurn) => "awaiting the burn",
@@ -431,7 +435,7 @@ fn shoe_state_name(raw: i32) -> &'static str {
 
 /// The JSON form of an event for `watch --json`: stable keys for scripts, the readable
 /// line in `text`, and the few numbers scripts want without parsing it.
-pub(crate) fn event_json(event: &pb::TableEvent) -> serde_json::Value {
+pub(crate) fn event_json(event: &pb::TableEvent, times: &Times) -> serde_json::Value {
     use serde_json::json;
     let kind = match &event.event {
         None => "unknown",
@@ -445,7 +449,7 @@ pub(crate) fn event_json(event: &pb::TableEvent) -> serde_json::Value {
         "table": event.table_id,
         "round": event.round_id,
         "event": kind,
-        "text": describe(event),
+        "text": describe(event, times),
     });
     let detail = match &event.event {
         Some(Event::Snapshot(s)) => json!({
@@ -532,7 +536,11 @@ mod tests {
     }
 
     fn line(event: Event) -> String {
-        event_line(&at(event))
+        event_line(&at(event), &Times::utc())
+    }
+
+    fn describe(event: &pb::TableEvent) -> String {
+        super::describe(event, &Times::utc())
     }
 
     fn total(kind: pb::BetKind, minor: i64, bettors: u32) -> pb::PositionTotal {
@@ -622,7 +630,7 @@ mod tests {
                 Event::RoundResult(pb::RoundResult {
                     result: Some(result()),
                 }),
-                "12:03:04  T01-S0002-H014  result BANKER 8 - PLAYER 5 (natural)",
+                "12:03:04  T01-S0002-H014  result Banker wins, Player 5 – Banker 8 (natural)",
             ),
             (
                 Event::RoadsUpdated(pb::RoadsUpdated {
@@ -725,12 +733,12 @@ mod tests {
             (
                 Event::Muted(pb::Muted {
                     until: Some(banco_wire::Timestamp {
-                        seconds: 13 * 3600,
-                        nanos: 0,
+                        seconds: 1_796_153_250,
+                        nanos: 323_000_000,
                     }),
                     reason: "spam".to_owned(),
                 }),
-                "12:03:04  T01-S0002-H014  you are muted in chat until 13:00:00 UTC: spam",
+                "12:03:04  T01-S0002-H014  you are muted in chat until 2026-12-01T19:27:30.323Z: spam",
             ),
             (
                 Event::Muted(pb::Muted {
@@ -871,6 +879,24 @@ mod tests {
             describe(&at(Event::Snapshot(open))),
             "snapshot: betting open, closes in 12 s; shoe in play, 0 cards left"
         );
+        // Once the round is settled no card is due, and no `next: ?` says otherwise.
+        let settled = pb::Snapshot {
+            phase: pb::TablePhase::Settled.into(),
+            shoe_state: pb::ShoeState::InPlay.into(),
+            cards: vec![card("7H", pb::Side::Player), card("2C", pb::Side::Banker)],
+            ..pb::Snapshot::default()
+        };
+        assert_eq!(
+            describe(&at(Event::Snapshot(settled))),
+            "snapshot: settled; shoe in play, 0 cards left; cards P:7H B:2C"
+        );
+        let dealt = at(Event::CardDealt(pb::CardDealt {
+            card: Some(card("2C", pb::Side::Banker)),
+            player_total: 7,
+            banker_total: 2,
+            ..pb::CardDealt::default()
+        }));
+        assert!(!describe(&dealt).contains('?'), "{}", describe(&dealt));
     }
 
     #[test]
@@ -882,7 +908,10 @@ mod tests {
         }));
         event.round_id.clear();
         event.server_time = None;
-        assert_eq!(event_line(&event), "--:--:--  T01  chat <bob> hi");
+        assert_eq!(
+            event_line(&event, &Times::utc()),
+            "--:--:--  T01  chat <bob> hi"
+        );
         event.event = None;
         assert!(describe(&event).contains("does not know"));
     }
@@ -896,14 +925,14 @@ mod tests {
             player_pair: true,
             ..pb::HandResult::default()
         };
-        assert_eq!(hand_result(&tie), "TIE 6 - 6 (player pair)");
+        assert_eq!(hand_result(&tie), "Tie, Player 6 – Banker 6 (player pair)");
         let player = pb::HandResult {
             player_total: 9,
             banker_total: 3,
             winner: pb::Winner::Player.into(),
             ..pb::HandResult::default()
         };
-        assert_eq!(hand_result(&player), "PLAYER 9 - BANKER 3");
+        assert_eq!(hand_result(&player), "Player wins, Player 9 – Banker 3");
         let r = |n, d| pb::Ratio {
             numerator: n,
             denominator: d,
@@ -927,7 +956,7 @@ mod tests {
             banker_total: 0,
             cards_left: 400,
         }));
-        let json = event_json(&event);
+        let json = event_json(&event, &Times::utc());
         assert_eq!(json["seq"], 42);
         assert_eq!(json["event"], "card_dealt");
         assert_eq!(json["round"], "T01-S0002-H014");
@@ -936,7 +965,7 @@ mod tests {
         assert_eq!(json["text"], describe(&event));
         let text = json.to_string();
         assert!(!text.contains('\n'));
-        let chat = event_json(&at(Event::LastBets(pb::LastBets::default())));
+        let chat = event_json(&at(Event::LastBets(pb::LastBets::default())), &Times::utc());
         assert!(chat.get("detail").is_none());
     }
 }

@@ -8,6 +8,7 @@ use banco_wire::pb::table_event::Event;
 
 use super::connect::{Client, status_error};
 use super::render::phase_name;
+use crate::exit::Refused;
 
 /// `--round`, or the round the table has open for betting now.
 pub(crate) async fn round_for_bets(
@@ -35,15 +36,17 @@ pub(crate) fn open_round_of(event: &pb::TableEvent, table: &str) -> anyhow::Resu
         );
     }
     if snapshot.phase() != pb::TablePhase::BettingOpen {
-        bail!(
-            "table {table}: betting is not open (the table is {}{})",
+        // The table's own state says no, as PlaceBets would: a refusal, not bad input.
+        return Err(Refused(format!(
+            "REFUSED: table {table}: betting is not open (phase: {}{})",
             phase_name(snapshot.phase),
             if event.round_id.is_empty() {
                 String::new()
             } else {
                 format!(", round {}", event.round_id)
             }
-        );
+        ))
+        .into());
     }
     Ok(event.round_id.clone())
 }
@@ -98,6 +101,8 @@ mod tests {
             .expect_err("dealing")
             .to_string();
         assert!(err.contains("not open") && err.contains("dealing"), "{err}");
+        let err = open_round_of(&dealing, "T01").expect_err("dealing");
+        assert_eq!(crate::exit::status_of(&err), crate::exit::REFUSED, "{err}");
         let idle = snapshot(pb::TablePhase::Idle, "");
         assert!(open_round_of(&idle, "T01").is_err());
         let unnamed = snapshot(pb::TablePhase::BettingOpen, "");

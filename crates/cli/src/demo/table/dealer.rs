@@ -167,18 +167,11 @@ impl Dealer {
     }
 }
 
-/// `T01-S0001-H004: BANKER 7 – PLAYER 5, 12 bettors`.
+/// `T01-S0001-H004: Banker wins, Player 5 – Banker 7; 12 bettors`.
 fn describe(state: &pb::TableState) -> String {
     let result = state.result.as_ref().map_or_else(
         || "no result".to_owned(),
-        |r| {
-            let winner = pb::Winner::try_from(r.winner)
-                .map_or_else(|_| "?".to_owned(), |w| format!("{w:?}").to_uppercase());
-            format!(
-                "{winner}, Banker {} – Player {}",
-                r.banker_total, r.player_total
-            )
-        },
+        crate::player::render::hand_result,
     );
     format!(
         "{}: {result}; {} bettor{}",

@@ -129,7 +129,7 @@ pub(crate) fn run(args: &TableDemoArgs) -> anyhow::Result<ExitCode> {
         (Err(e), Some(died)) => Err(died.context(format!("{e:#}"))),
         (Err(e), None) => Err(e),
     };
-    print!("{}", how_to_audit(&data));
+    print!("{}", how_to_audit(&data, &banco));
     outcome
 }
 
@@ -492,17 +492,38 @@ async fn last_finished_round(
     Ok((finished && !state.round_id.is_empty()).then_some(state.round_id))
 }
 
-/// Where the data is and how an auditor checks it once the demo has stopped.
-fn how_to_audit(data: &DemoData) -> String {
+/// Where the data is and how an auditor checks it once the demo has stopped: commands
+/// that work as printed, pasted one by one into a shell (this very `banco`, which may not
+/// be on PATH; the data's absolute paths, quoted when they must be).
+fn how_to_audit(data: &DemoData, banco: &Path) -> String {
     let dir = data.dir.display();
+    let banco = shell_word(&banco.display().to_string());
+    let at = |path: &Path| shell_word(&path.display().to_string());
+    let db = shell_word(&format!("sqlite://{}", data.archive_db().display()));
+    let token = at(&data.token("auditor.token"));
     format!(
         "\nThe demo has stopped; its data stays in {dir} until the next run.\n\
          To audit it, start the archive on it and ask:\n  \
-         banco archive --db sqlite://{dir}/archive.db --listen 127.0.0.1:7103 \
-         --public-key {dir}/keys/signing.pub --table-key-pub {dir}/table-key/signing.pub &\n  \
-         banco audit --token-file {dir}/tokens/auditor.token verify\n  \
-         banco audit --token-file {dir}/tokens/auditor.token export | banco rules judge\n"
+         {banco} archive --db {db} --listen 127.0.0.1:7103 --public-key {} --table-key-pub {} &\n  \
+         {banco} audit --token-file {token} verify\n  \
+         {banco} audit --token-file {token} export | {banco} rules judge\n",
+        at(&data.public_key()),
+        at(&data.table_key_pub()),
     )
+}
+
+/// `text` as one word of a POSIX shell: as it is when it holds nothing the shell reads
+/// specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:+=@,%".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -517,6 +538,18 @@ mod tests {
     struct Demo {
         #[command(flatten)]
         args: TableDemoArgs,
+    }
+
+    #[test]
+    fn paths_are_quoted_only_when_a_shell_would_misread_them() {
+        assert_eq!(
+            super::shell_word("/tmp/demo-data/archive.db"),
+            "/tmp/demo-data/archive.db"
+        );
+        assert_eq!(super::shell_word("sqlite:///a/b.db"), "sqlite:///a/b.db");
+        assert_eq!(super::shell_word("/tmp/my demo"), "'/tmp/my demo'");
+        assert_eq!(super::shell_word("/tmp/it's"), "'/tmp/it'\\''s'");
+        assert_eq!(super::shell_word(""), "''");
     }
 
     #[test]

@@ -7,19 +7,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use banco_auth::BearerToken;
+use banco_rules::Money;
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
-use tonic::codegen::InterceptedService;
-use tonic::transport::Channel;
 
 use super::data::DemoData;
-use crate::player::amount::{money, signed_money};
+use crate::audit::Archive;
 
 /// How long the outbox gets to deliver the last rounds to the archive.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(60);
-
-type Archive = ArchiveServiceClient<InterceptedService<Channel, BearerToken>>;
 
 /// The archive's view of the table, and the ledger's of the bots.
 #[derive(Debug)]
@@ -28,7 +25,7 @@ pub(crate) struct Summary {
     /// Round ids played that the archive does not have.
     pub(crate) missing: Vec<String>,
     pub(crate) verify: pb::VerifyResponse,
-    /// Players who bet or were credited, and their balances now (the table's ledger).
+    /// Players who bet, and their balances now (the table's ledger).
     pub(crate) balances: Vec<(String, i64)>,
     pub(crate) welcome_credit: i64,
 }
@@ -66,8 +63,8 @@ impl Summary {
     }
 
     pub(crate) fn render(&self, currency: &str) -> String {
-        let amount = |minor: i64| format!("{} {currency}", money(minor));
-        let change_of = |minor: i64| format!("{} {currency}", signed_money(minor));
+        let amount = |minor: i64| Money::new(minor, currency).to_string();
+        let change_of = |minor: i64| Money::new(minor, currency).signed().to_string();
         let mut out = String::new();
         let settled = self.settled().count();
         let _ = writeln!(
@@ -169,34 +166,17 @@ pub(crate) async fn summarize(
 
 /// Every round of `table` the archive holds, oldest first.
 async fn list_rounds(archive: &mut Archive, table: &str) -> anyhow::Result<Vec<pb::RoundSummary>> {
-    let mut rounds = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = archive
-            .list_rounds(pb::ListRoundsRequest {
-                filter: Some(pb::RoundFilter {
-                    table_id: table.to_owned(),
-                    ..Default::default()
-                }),
-                page_size: 1000,
-                page_token,
-            })
-            .await
-            .map_err(crate::croupier::status_error)
-            .context("ListRounds")?
-            .into_inner();
-        rounds.extend(page.rounds);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let filter = pb::RoundFilter {
+        table_id: table.to_owned(),
+        ..Default::default()
+    };
+    let mut rounds = crate::audit::all_rounds(archive, filter).await?;
     rounds.sort_by(|a, b| a.round_id.cmp(&b.round_id));
     Ok(rounds)
 }
 
-/// The balance of each bot that bet or was credited (`bot-001` …, the names `banco bots`
-/// gives them), asked as that player.
+/// The balance of each bot that bet (`bot-001` …, the names `banco bots` gives them),
+/// asked as that player.
 async fn balances(
     data: &DemoData,
     broadcaster_url: &str,
@@ -217,9 +197,9 @@ async fn balances(
             .with_context(|| format!("GetBalance as {name}"))?
             .into_inner();
         let total = balance.available_minor + balance.in_play_minor;
-        // A bot that never got its welcome credit has nothing and no bets; one that was
-        // credited has money left, or bet it all away.
-        if total > 0 || has_bets(archive, &name).await? {
+        // Asking credits a bot's welcome credit if it had none yet; one without a bet in
+        // the archive keeps it whole and moved nothing, so only bettors count.
+        if has_bets(archive, &name).await? {
             out.push((name, total));
         }
     }
