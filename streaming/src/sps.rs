@@ -4,9 +4,12 @@
 //!
 //! [`Sps::parse`] reads every field up to the stop bit (a cut anywhere is refused, never a
 //! panic) and keeps the ones that say who can decode the stream; [`playable`] names what
-//! in them a browser or a phone would not play.
+//! in them a browser or a phone would not play; [`playable_keyframes`] judges a stream's
+//! units so.
 
 use std::fmt;
+
+use banco_wire::pb;
 
 /// What an SPS says about who can decode the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +163,70 @@ pub fn playable(sps: &Sps) -> Result<(), NotPlayable> {
     } else {
         Err(not)
     }
+}
+
+/// Why a stream's keyframes are not all ones browsers and phones play.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyframeError {
+    #[error("no keyframe among {0} units")]
+    NoKeyframe(usize),
+    #[error("keyframe {sequence}, its {place}: {error}")]
+    Unreadable {
+        sequence: u64,
+        place: &'static str,
+        error: SpsError,
+    },
+    #[error("keyframe {sequence}: its codec_config says {config}, its data {data}")]
+    Disagree {
+        sequence: u64,
+        config: Sps,
+        data: Sps,
+    },
+    #[error("keyframe {sequence} ({sps}): {error}")]
+    NotPlayable {
+        sequence: u64,
+        sps: Sps,
+        error: NotPlayable,
+    },
+}
+
+/// The SPS of every keyframe among `units`, in order, each required to be one browsers and
+/// phones play. A keyframe carries it twice, in `codec_config` (what a player joining there
+/// is set up with) and in its data (what the decoder then reads): both must say the same.
+pub fn playable_keyframes(units: &[pb::VideoAccessUnit]) -> Result<Vec<Sps>, KeyframeError> {
+    let mut found = Vec::new();
+    for unit in units.iter().filter(|u| u.keyframe) {
+        let sequence = unit.sequence;
+        let read = |place, data: &[u8]| {
+            Sps::from_annex_b(data).map_err(|error| KeyframeError::Unreadable {
+                sequence,
+                place,
+                error,
+            })
+        };
+        let config = read(
+            "codec_config",
+            unit.codec_config.as_deref().unwrap_or_default(),
+        )?;
+        let data = read("data", &unit.data)?;
+        if config != data {
+            return Err(KeyframeError::Disagree {
+                sequence,
+                config,
+                data,
+            });
+        }
+        playable(&data).map_err(|error| KeyframeError::NotPlayable {
+            sequence,
+            sps: data,
+            error,
+        })?;
+        found.push(data);
+    }
+    if found.is_empty() {
+        return Err(KeyframeError::NoKeyframe(units.len()));
+    }
+    Ok(found)
 }
 
 /// Profiles whose SPS carries the chroma format, bit depths and scaling matrices (7.3.2.1.1).

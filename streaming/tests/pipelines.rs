@@ -4,7 +4,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use banco_streaming::sps::{Sps, playable};
+use banco_streaming::sps::{Sps, playable, playable_keyframes};
 use banco_streaming::{
     Encoder, EncoderConfig, EncoderKind, Recorder, RecorderOptions, StreamingError, VideoSource,
     decode_mp4, h264, mp4_sps,
@@ -58,23 +58,13 @@ fn encode(
     Ok(units)
 }
 
-/// The SPS of every keyframe, from its `codec_config` and from its data, each checked to
-/// play in browsers and phones at the configured size; the first is returned.
+/// The SPS of every keyframe, each one browsers play at the configured size; the first is
+/// returned.
 fn playable_sps(config: &EncoderConfig, units: &[pb::VideoAccessUnit]) -> Sps {
-    let mut found = Vec::new();
-    for unit in units.iter().filter(|u| u.keyframe) {
-        let sets = unit.codec_config.as_deref().unwrap_or_default();
-        for data in [sets, &unit.data] {
-            let sps = Sps::from_annex_b(data)
-                .unwrap_or_else(|e| panic!("keyframe {}: {e}", unit.sequence));
-            if let Err(e) = playable(&sps) {
-                panic!("keyframe {} ({sps}): {e}", unit.sequence);
-            }
-            assert_eq!((sps.width, sps.height), (config.width, config.height));
-            found.push(sps);
-        }
+    let found = playable_keyframes(units).unwrap_or_else(|e| panic!("{e}"));
+    for sps in &found {
+        assert_eq!((sps.width, sps.height), (config.width, config.height));
     }
-    assert!(!found.is_empty(), "no keyframe among {} units", units.len());
     println!(
         "{:?} from {:?}: {}",
         config.encoder, config.source, found[0]

@@ -477,3 +477,79 @@ fn out_of_range_fields_and_a_missing_stop_bit_are_refused() {
     });
     assert_eq!(Sps::parse(&extra), Err(SpsError::NoStopBit));
 }
+
+/// A unit as the encoder makes it: a keyframe carries `sps` and a PPS in `codec_config` and
+/// before its IDR slice in the data.
+fn unit(sequence: u64, sps: Option<&[u8]>, data_sps: Option<&[u8]>) -> pb::VideoAccessUnit {
+    let with_pps = |sps: &[u8]| {
+        [
+            &[0, 0, 0, 1][..],
+            sps,
+            &[0, 0, 0, 1, 0x68, 0xce, 0x3c, 0x80],
+        ]
+        .concat()
+    };
+    let slice: &[u8] = if sps.is_some() || data_sps.is_some() {
+        &[0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]
+    } else {
+        &[0, 0, 0, 1, 0x41, 0x9a, 0x24, 0x00]
+    };
+    pb::VideoAccessUnit {
+        table_id: "T01".to_owned(),
+        sequence,
+        keyframe: sps.is_some() || data_sps.is_some(),
+        codec: "h264".to_owned(),
+        data: [data_sps.map(with_pps).unwrap_or_default(), slice.to_vec()].concat(),
+        codec_config: sps.map(with_pps),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_streams_keyframes_are_read_and_judged_each() {
+    let good = Some(X264_CONSTRAINED_BASELINE);
+    let bad = Some(X264_HIGH444_10BIT_SMALL);
+    let stream = [
+        unit(1, good, good),
+        unit(2, None, None),
+        unit(3, good, good),
+    ];
+    assert_eq!(
+        playable_keyframes(&stream),
+        Ok(vec![sps(X264_CONSTRAINED_BASELINE); 2])
+    );
+
+    let cases: Vec<(Vec<pb::VideoAccessUnit>, &str)> = vec![
+        (vec![], "no keyframe among 0 units"),
+        (vec![unit(4, None, None)], "no keyframe among 1 units"),
+        (
+            vec![unit(1, good, good), unit(2, None, None), unit(3, bad, bad)],
+            "keyframe 3 (High 4:4:4 Predictive, level 1.3, 4:4:4, 10-bit, 320x240): H.264 \
+             that browsers and phones do not play: profile High 4:4:4 Predictive (they play \
+             Constrained Baseline, Main or High); chroma 4:4:4 (they need 4:2:0); 10-bit \
+             samples (they need 8-bit)",
+        ),
+        (
+            vec![unit(5, good, bad)],
+            "keyframe 5: its codec_config says Constrained Baseline, level 3.1, 4:2:0, \
+             8-bit, 1280x720, its data High 4:4:4 Predictive, level 1.3, 4:4:4, 10-bit, \
+             320x240",
+        ),
+        (
+            vec![unit(6, None, good)],
+            "keyframe 6, its codec_config: no SPS among the NAL units",
+        ),
+        (
+            vec![unit(7, good, None)],
+            "keyframe 7, its data: no SPS among the NAL units",
+        ),
+        (
+            vec![unit(8, Some(&X264_CONSTRAINED_BASELINE[..9]), good)],
+            "keyframe 8, its codec_config: SPS truncated at aspect_ratio_idc",
+        ),
+    ];
+    for (units, said) in cases {
+        let err = playable_keyframes(&units).expect_err(said);
+        assert_eq!(err.to_string(), said);
+    }
+}
