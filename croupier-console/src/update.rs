@@ -267,6 +267,11 @@ fn normal_key(model: &mut Model, key: KeyEvent, effects: &mut Vec<Effect>) {
             return;
         }
     };
+    if !model.entry.is_empty() && !Entry::takes(c) {
+        let why = model.entry.not_a_suit(c);
+        refuse(model, effects, why);
+        return;
+    }
     if c == '?' {
         model.mode = Mode::Help;
         return;

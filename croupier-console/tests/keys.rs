@@ -620,3 +620,47 @@ fn roads_follow_the_tables_results() {
     let stats = model.roads.stats();
     assert_eq!((stats.banker, stats.player, stats.tie), (2, 1, 1));
 }
+
+#[test]
+fn with_a_rank_typed_only_a_suit_or_a_correction_is_taken() {
+    // K then X: X is the close key, but with K waiting for its suit it is no suit, and
+    // nothing else happens (betting stays open).
+    let mut model = online(state(4, T::BettingOpen, S::InPlay));
+    keys(&mut model, "K");
+    let effects = keys(&mut model, "X");
+    assert_eq!(effects, vec![Effect::Bell]);
+    let text = refusal_text(&model);
+    assert!(text.contains("X is not a suit"), "{text}");
+    assert!(text.contains("K needs its suit"), "{text}");
+    assert!(model.pending.is_empty());
+    assert_eq!(
+        model.entry.text(),
+        "K",
+        "the rank stays, waiting for its suit"
+    );
+    // Every single-key command, in every case, is refused the same way while a rank waits.
+    for c in "nNoOxXrRuUvVeEmM?zZ!".chars() {
+        let mut model = online(dealing());
+        keys(&mut model, "9");
+        let effects = keys(&mut model, &c.to_string());
+        assert_eq!(effects, vec![Effect::Bell], "{c}");
+        assert!(refusal_text(&model).contains("is not a suit"), "{c}");
+        assert!(model.pending.is_empty(), "{c}");
+        assert_eq!(model.mode, Mode::Normal, "{c}: no question opened");
+        assert_eq!(model.entry.text(), "9", "{c}");
+    }
+    // A suit still completes the card; another rank still corrects it.
+    let mut model = online(dealing());
+    keys(&mut model, "9q");
+    assert_eq!(model.entry.text(), "Q");
+    assert_eq!(
+        sent(&keys(&mut model, "d")),
+        vec![deal("QD", Source::Keyboard)]
+    );
+    // Ten typed as 1 then 0 waits for its suit the same way.
+    let mut model = online(dealing());
+    keys(&mut model, "10");
+    assert_eq!(keys(&mut model, "x"), vec![Effect::Bell]);
+    assert!(model.pending.is_empty());
+    assert_eq!(model.entry.text(), "10");
+}

@@ -20,8 +20,8 @@ pub mod settle;
 pub mod shoe;
 
 pub use amount::{
-    AmountError, BetArgsError, MINOR_PER_MAJOR, Money, money, parse_amount, parse_bet_args, parse_stake,
-    signed_money,
+    AmountError, BetArgsError, MINOR_PER_MAJOR, Money, money, parse_amount, parse_bet_args,
+    parse_stake, signed_money,
 };
 pub use bet::{BetKind, Payout, Paytable, PerBet, UnknownBet, UnknownPaytable};
 pub use card::{Card, CardParseError, Rank, Suit, parse_cards};
