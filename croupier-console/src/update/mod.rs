@@ -1,15 +1,22 @@
 //! The one place the model changes: `update(model, action)` returns what to do next.
 //! Pure: no I/O, no clock (time comes in `Action::Tick`), so every key and every line is
 //! tested by calling it.
+//!
+//! - here: the table's states and replies, the scanner, and sending one command at a time;
+//! - [`keys`]: what each key does in normal use, each checked against what the screen shows;
+//! - [`questions`]: the questions (why, which player, really), and withdrawing one the
+//!   table has moved on from.
 
-use banco_rules::{Card, Scoreboard};
+mod keys;
+mod questions;
+
+use banco_rules::{Card, Money, Scoreboard, Winner};
 use banco_wire::pb;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::KeyEventKind;
 
 use crate::action::{Action, Effect};
 use crate::command::{Command, Source};
-use crate::entry::{Entry, Step};
-use crate::model::{Connection, Mode, Model, Purpose};
+use crate::model::{Connection, Model};
 use crate::scan_line::{ScanLine, scan_line};
 
 /// How long a failed send waits before it is tried again while the stream stays up.
@@ -25,7 +32,7 @@ pub fn update(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Tick { now_ms } => model.now_ms = now_ms,
         Action::Key(key) => {
             if key.kind != KeyEventKind::Release {
-                on_key(model, key, &mut effects);
+                keys::on_key(model, key, &mut effects);
             }
         }
         Action::ScannerLine(line) => on_scanned(model, &line, &mut effects),
@@ -49,6 +56,9 @@ pub fn update(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         Action::Resize => {}
     }
+    // Whatever happened (a state, a reply, a card queued), a question about a table that
+    // has since moved on is not left to be answered.
+    questions::withdraw_if_stale(model, &mut effects);
     pump(model, &mut effects);
     effects
 }
@@ -91,19 +101,45 @@ fn adopt(model: &mut Model, state: pb::TableState, snapshot: bool) {
         }
         _ => None,
     };
-    let results_changed = model
-        .table
-        .as_ref()
-        .is_none_or(|t| t.last_results != state.last_results);
+    let results_changed = model.table.as_ref().is_none_or(|t| {
+        t.last_results != state.last_results
+            || t.roads.as_ref().map(|r| &r.bead_plate)
+                != state.roads.as_ref().map(|r| &r.bead_plate)
+    });
     if results_changed {
-        let winners: Vec<_> = state
+        model.roads = Scoreboard::from_results(&shoe_results(&state));
+    }
+    model.table = Some(state);
+    // An old refusal or note is cleared once the round has moved on.
+    if model
+        .notice
+        .as_ref()
+        .is_some_and(|n| n.stage != model.stage())
+    {
+        model.notice = None;
+    }
+}
+
+/// Every result of the shoe: the roads' bead plate (the whole shoe), or from a table that
+/// sends no roads, its last results.
+fn shoe_results(state: &pb::TableState) -> Vec<Winner> {
+    match &state.roads {
+        Some(roads) => roads
+            .bead_plate
+            .chars()
+            .filter_map(|c| match c {
+                'B' => Some(Winner::Banker),
+                'P' => Some(Winner::Player),
+                'T' => Some(Winner::Tie),
+                _ => None,
+            })
+            .collect(),
+        None => state
             .last_results
             .iter()
             .filter_map(|&raw| banco_wire::convert::winner("last_results", raw).ok())
-            .collect();
-        model.roads = Scoreboard::from_results(&winners);
+            .collect(),
     }
-    model.table = Some(state);
 }
 
 fn on_reply(model: &mut Model, id: &str, reply: pb::CommandReply, effects: &mut Vec<Effect>) {
@@ -125,7 +161,54 @@ fn on_reply(model: &mut Model, id: &str, reply: pb::CommandReply, effects: &mut 
             refusal.message
         ));
         effects.push(Effect::Bell);
+        return;
     }
+    if let Some(mut text) = success(model, &done.command) {
+        if reply.replayed {
+            text.push_str(" (already applied)");
+        }
+        model.note(text);
+    }
+}
+
+/// What the croupier is told when the table took a command whose effect the screen does
+/// not make plain by itself.
+fn success(model: &Model, command: &Command) -> Option<String> {
+    let table = model.table.as_ref();
+    Some(match command {
+        Command::Undo { card, .. } => format!("undone {}", card.pretty()),
+        Command::Mute {
+            player, minutes: 0, ..
+        } => format!("mute of {player} lifted"),
+        Command::Mute {
+            player, minutes, ..
+        } => format!("muted {player} for {minutes} min"),
+        Command::Void { round_id, .. } => {
+            let returned = table
+                .and_then(|t| t.round_totals.as_ref())
+                .map(|t| {
+                    format!(
+                        ": {} returned",
+                        Money::new(t.returned_minor, model.currency())
+                    )
+                })
+                .unwrap_or_default();
+            format!("round voided ({round_id}){returned}")
+        }
+        Command::Confirm { round_id } => format!("round {round_id} settled and paid"),
+        Command::EndShoe { .. } => "shoe ended: N opens the next one".to_owned(),
+        Command::Burn { card, .. } => {
+            let face_down = table
+                .and_then(|t| t.burn.as_ref())
+                .map_or(0, |b| b.burned_face_down);
+            format!("burn {}: {face_down} more burned face down", card.pretty())
+        }
+        Command::Card { .. }
+        | Command::Deal { .. }
+        | Command::OpenShoe
+        | Command::OpenBetting { .. }
+        | Command::CloseBetting => return None,
+    })
 }
 
 fn on_send_failed(
@@ -167,10 +250,7 @@ fn on_scanned(model: &mut Model, line: &str, effects: &mut Vec<Effect>) {
     match scan_line(line) {
         ScanLine::Blank => {}
         ScanLine::Card(card) => queue_card(model, card, Source::Scanner),
-        ScanLine::Refused(message) => {
-            model.refuse(message);
-            effects.push(Effect::Bell);
-        }
+        ScanLine::Refused(message) => refuse(model, effects, message),
     }
 }
 
@@ -181,298 +261,4 @@ fn queue_card(model: &mut Model, card: Card, source: Source) {
 fn refuse(model: &mut Model, effects: &mut Vec<Effect>, text: impl Into<String>) {
     model.refuse(text);
     effects.push(Effect::Bell);
-}
-
-fn on_key(model: &mut Model, key: KeyEvent, effects: &mut Vec<Effect>) {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    if ctrl && matches!(key.code, KeyCode::Char('c' | 'q')) {
-        quit(model, effects);
-        return;
-    }
-    match std::mem::replace(&mut model.mode, Mode::Normal) {
-        Mode::Normal => normal_key(model, key, effects),
-        // Any key closes the list of keys.
-        Mode::Help => {}
-        Mode::Reason { purpose, text } => reason_key(model, key, purpose, text, effects),
-        Mode::MuteWho { text } => mute_who_key(model, key, text, effects),
-        Mode::ConfirmVoid { round_id, reason } => match key.code {
-            KeyCode::Char('y' | 'Y') => model.enqueue(Command::Void { round_id, reason }),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => model.note("void cancelled"),
-            _ => {
-                model.mode = Mode::ConfirmVoid { round_id, reason };
-                refuse(model, effects, "press Y to void the round, or N to keep it");
-            }
-        },
-        Mode::ConfirmQuit { why } => match key.code {
-            KeyCode::Char('y' | 'Y') => effects.push(Effect::Quit),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => model.note("still here"),
-            _ => model.mode = Mode::ConfirmQuit { why },
-        },
-    }
-}
-
-fn quit(model: &mut Model, effects: &mut Vec<Effect>) {
-    let mut why = Vec::new();
-    if model.round_open() {
-        let round = model.table.as_ref().map_or("", |t| t.round_id.as_str());
-        why.push(format!(
-            "round {round} is open ({})",
-            crate::view::phase_name(model.phase())
-        ));
-    }
-    if !model.pending.is_empty() {
-        why.push(format!(
-            "{} command(s) not answered yet",
-            model.pending.len()
-        ));
-    }
-    if why.is_empty() {
-        effects.push(Effect::Quit);
-    } else {
-        model.mode = Mode::ConfirmQuit {
-            why: why.join("; "),
-        };
-    }
-}
-
-fn normal_key(model: &mut Model, key: KeyEvent, effects: &mut Vec<Effect>) {
-    let c = match key.code {
-        KeyCode::Char(c) => c,
-        KeyCode::Esc => {
-            model.entry.clear();
-            model.notice = None;
-            return;
-        }
-        KeyCode::Backspace => {
-            model.entry.back();
-            return;
-        }
-        KeyCode::Enter => {
-            if !model.entry.is_empty() {
-                let rank = model.entry.text().to_owned();
-                refuse(
-                    model,
-                    effects,
-                    format!("{rank} needs its suit: S H D C (Backspace to change it)"),
-                );
-            }
-            return;
-        }
-        other => {
-            refuse(
-                model,
-                effects,
-                format!("{other} is not a key of the console: ? lists them"),
-            );
-            return;
-        }
-    };
-    if !model.entry.is_empty() && !Entry::takes(c) {
-        let why = model.entry.not_a_suit(c);
-        refuse(model, effects, why);
-        return;
-    }
-    if c == '?' {
-        model.mode = Mode::Help;
-        return;
-    }
-    if Entry::takes(c) {
-        match model.entry.push(c) {
-            Step::Rank => {}
-            Step::Card(card) => queue_card(model, card, Source::Keyboard),
-            Step::Refused(why) => refuse(model, effects, why),
-        }
-        return;
-    }
-    match c.to_ascii_lowercase() {
-        'n' => model.enqueue(Command::OpenShoe),
-        'o' => model.enqueue(Command::OpenBetting {
-            duration_ms: model.betting_ms,
-        }),
-        'x' => model.enqueue(Command::CloseBetting),
-        'r' => match current_round(model) {
-            Some(round_id) => model.enqueue(Command::Confirm { round_id }),
-            None => refuse(model, effects, "no round to confirm"),
-        },
-        'u' => undo(model, effects),
-        'v' => match current_round(model).filter(|_| model.round_open()) {
-            Some(round_id) => {
-                model.mode = Mode::Reason {
-                    purpose: Purpose::Void { round_id },
-                    text: String::new(),
-                };
-            }
-            None => {
-                let phase = crate::view::phase_name(model.phase());
-                refuse(
-                    model,
-                    effects,
-                    format!("no round to void (the table is {phase})"),
-                );
-            }
-        },
-        'e' => {
-            let no_shoe = matches!(
-                model.shoe_state(),
-                pb::ShoeState::NoShoe | pb::ShoeState::Ended | pb::ShoeState::Unspecified
-            );
-            if no_shoe {
-                refuse(model, effects, "no shoe to end");
-            } else {
-                model.mode = Mode::Reason {
-                    purpose: Purpose::EndShoe,
-                    text: String::new(),
-                };
-            }
-        }
-        'm' => {
-            model.mode = Mode::MuteWho {
-                text: String::new(),
-            };
-        }
-        _ => refuse(
-            model,
-            effects,
-            format!("{c} is not a key of the console: ? lists them"),
-        ),
-    }
-}
-
-fn current_round(model: &Model) -> Option<String> {
-    model
-        .table
-        .as_ref()
-        .map(|t| t.round_id.clone())
-        .filter(|id| !id.is_empty())
-}
-
-/// `U`: a card not sent yet is simply dropped; a card the table has needs a reason.
-fn undo(model: &mut Model, effects: &mut Vec<Effect>) {
-    let unsent_tail = model.pending.len() > usize::from(model.in_flight);
-    if unsent_tail && let Some(card) = model.pending.back().and_then(|p| p.command.card()) {
-        model.pending.pop_back();
-        model.note(format!("{card} taken back before it was sent"));
-        return;
-    }
-    let last = model
-        .table
-        .as_ref()
-        .and_then(|t| t.cards.last())
-        .and_then(|d| Card::parse(&d.card).ok());
-    match last {
-        Some(card) => {
-            model.mode = Mode::Reason {
-                purpose: Purpose::Undo { card },
-                text: String::new(),
-            };
-        }
-        None => refuse(
-            model,
-            effects,
-            "nothing to undo: no card of this hand has been dealt",
-        ),
-    }
-}
-
-/// Typing into a one-line question. Returns the text when Enter is pressed; otherwise
-/// puts the question back with the text as it now is.
-fn edit_line(key: KeyEvent, text: &mut String) -> Option<Option<String>> {
-    match key.code {
-        KeyCode::Enter => Some(Some(text.trim().to_owned())),
-        KeyCode::Esc => Some(None),
-        KeyCode::Backspace => {
-            text.pop();
-            None
-        }
-        KeyCode::Char(c) if !c.is_control() && text.chars().count() < MAX_TEXT => {
-            text.push(c);
-            None
-        }
-        _ => None,
-    }
-}
-
-fn reason_key(
-    model: &mut Model,
-    key: KeyEvent,
-    purpose: Purpose,
-    mut text: String,
-    effects: &mut Vec<Effect>,
-) {
-    let reason = match edit_line(key, &mut text) {
-        None => {
-            model.mode = Mode::Reason { purpose, text };
-            return;
-        }
-        Some(None) => {
-            model.note("cancelled");
-            return;
-        }
-        Some(Some(reason)) => reason,
-    };
-    if reason.is_empty() {
-        model.mode = Mode::Reason { purpose, text };
-        refuse(model, effects, "a reason is required (Esc cancels)");
-        return;
-    }
-    match purpose {
-        Purpose::Undo { card } => model.enqueue(Command::Undo { reason, card }),
-        Purpose::Void { round_id } => model.mode = Mode::ConfirmVoid { round_id, reason },
-        Purpose::EndShoe => model.enqueue(Command::EndShoe { reason }),
-        Purpose::Mute { player, minutes } => model.enqueue(Command::Mute {
-            player,
-            minutes,
-            reason,
-        }),
-    }
-}
-
-fn mute_who_key(model: &mut Model, key: KeyEvent, mut text: String, effects: &mut Vec<Effect>) {
-    let answer = match edit_line(key, &mut text) {
-        None => {
-            model.mode = Mode::MuteWho { text };
-            return;
-        }
-        Some(None) => {
-            model.note("cancelled");
-            return;
-        }
-        Some(Some(answer)) => answer,
-    };
-    let mut words = answer.split_whitespace();
-    let (Some(player), minutes, None) = (words.next(), words.next(), words.next()) else {
-        model.mode = Mode::MuteWho { text };
-        refuse(
-            model,
-            effects,
-            "type the player's id, then minutes if not 15 (alice 30)",
-        );
-        return;
-    };
-    let minutes = match minutes.map(str::parse::<u32>) {
-        None => 15,
-        Some(Ok(m)) if m <= MAX_MUTE_MINUTES => m,
-        Some(_) => {
-            model.mode = Mode::MuteWho { text };
-            refuse(
-                model,
-                effects,
-                format!("minutes must be a whole number from 0 (lift) to {MAX_MUTE_MINUTES}"),
-            );
-            return;
-        }
-    };
-    let player = player.to_owned();
-    if minutes == 0 {
-        model.enqueue(Command::Mute {
-            player,
-            minutes,
-            reason: String::new(),
-        });
-    } else {
-        model.mode = Mode::Reason {
-            purpose: Purpose::Mute { player, minutes },
-            text: String::new(),
-        };
-    }
 }
