@@ -193,6 +193,7 @@ impl HostedTable {
         state.alerts.clone_from(&console.alerts);
         drop(console);
         if let Some(hub) = self.hub.get() {
+            hub.currency().clone_into(&mut state.currency);
             hub.view(|view| {
                 state.players = view.players;
                 state.seats.clone_from(&view.seats);

@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::shoe::{ShoeConfig, ShoeError};
-use banco_rules::{BetKind, Coup, DealError};
+use banco_rules::{BetKind, Coup, DealError, Scoreboard};
 use banco_table::actor::RefusalKind;
 use banco_table::book::{PositionRefusal, PositionTotal};
 use banco_table::ledger::LedgerError;
@@ -86,9 +86,20 @@ pub(crate) fn position_totals_to_pb<'a>(
         .collect()
 }
 
-/// The table as the croupier console draws it, at event `seq`. `croupier`, `last_refusal`
-/// and `alerts` are the broadcaster's, not the table's.
+/// The table as the croupier console draws it, at event `seq`: [`round_state`] and the
+/// roads of the whole shoe. `croupier`, `last_refusal`, `alerts`, `currency` and the
+/// players are the broadcaster's, not the table's.
 pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
+    let roads = Scoreboard::from_results(&snapshot.results);
+    pb::TableState {
+        roads: Some(pb::Roads::from(&roads)),
+        ..round_state(snapshot, seq)
+    }
+}
+
+/// The table at event `seq` without its roads, for a caller that has the scoreboard (a
+/// subscriber's snapshot): rebuilding the roads for each would cost every join.
+pub(crate) fn round_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
     let betting_closes_at = match snapshot.phase {
         Phase::BettingOpen {
             closes_at: Some(at),
@@ -135,7 +146,18 @@ pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState 
         chat: Vec::new(),
         players: 0,
         seats: Vec::new(),
-        last_results: crate::player_service::winners_to_pb(&snapshot.last_results),
+        last_results: crate::player_service::winners_to_pb(snapshot.last_results()),
+        roads: None,
+        burn: snapshot.burn.map(|burn| pb::ShoeBurn {
+            exposed_card: card_to_pb(burn.exposed),
+            burned_face_down: u32::from(burn.face_down),
+        }),
+        round_totals: snapshot.totals.map(|totals| pb::RoundTotals {
+            staked_minor: totals.staked,
+            returned_minor: totals.returned,
+            house_result_minor: totals.house_result(),
+        }),
+        currency: String::new(),
     }
 }
 
@@ -191,7 +213,7 @@ pub(crate) fn refusal_to_pb(refusal: &Refusal) -> pb::Refusal {
         Refusal::ChatText { .. } => (C::NotAllowed, "text"),
         Refusal::ChatRateLimited { .. } => (C::RateLimited, ""),
         Refusal::Muted { .. } => (C::Muted, ""),
-        Refusal::NotMuted { .. } => (C::NotAllowed, "player_id"),
+        Refusal::NotMuted { .. } | Refusal::UnknownPlayer { .. } => (C::NotAllowed, "player_id"),
     };
     pb::Refusal {
         code: code.into(),

@@ -26,7 +26,9 @@ pub use actor::{
 pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command};
 pub use currency::{BadCurrency, Currency, Utc};
-pub use event::{BalanceReason, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot};
+pub use event::{
+    BalanceReason, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening, TableSnapshot,
+};
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
 pub use policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};

@@ -168,6 +168,8 @@ pub(crate) struct Hub {
     commands: mpsc::UnboundedSender<Command>,
     view: Arc<Mutex<HubView>>,
     table_id: Arc<str>,
+    /// The currency of the table's amounts (the console shows it).
+    currency: Arc<str>,
 }
 
 /// Why the hub could not start.
@@ -190,6 +192,7 @@ impl Hub {
         let table_id: Arc<str> = Arc::from(handle.table_id());
         let view = Arc::new(Mutex::new(HubView::default()));
         let (commands, inbox) = mpsc::unbounded_channel();
+        let shown: Arc<str> = Arc::from(currency.as_str());
         let task = task::HubTask::start(
             handle,
             currency,
@@ -209,6 +212,7 @@ impl Hub {
             commands,
             view,
             table_id,
+            currency: shown,
         })
     }
 
@@ -241,6 +245,10 @@ impl Hub {
 
     pub(crate) fn table_id(&self) -> &str {
         &self.table_id
+    }
+
+    pub(crate) fn currency(&self) -> &str {
+        &self.currency
     }
 
     /// Reads the hub's view (players, seats, chat).

@@ -282,7 +282,7 @@ impl Stream for Subscription {
 
 /// What a subscriber is shown on joining: the table, and the caller's own bets and money.
 fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::Snapshot {
-    let state = wire::table_state(&joined.table, hub::through(joined.seq));
+    let state = wire::round_state(&joined.table, hub::through(joined.seq));
     let (closes_at, countdown_ms) = match joined.table.phase {
         Phase::BettingOpen {
             closes_at: Some(closes_at),
