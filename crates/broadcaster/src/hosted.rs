@@ -14,7 +14,8 @@ use tonic::Status;
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
 use crate::video::VideoRelay;
-use crate::video::clips::{ClipStore, TableClips};
+use crate::video::clip_store::ClipStore;
+use crate::video::clips::TableClips;
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -129,7 +130,7 @@ impl HostedTable {
     /// first).
     pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
         if self.clips.get().is_none() {
-            let clips = TableClips::new(Arc::clone(store), self.video.metrics().clone());
+            let clips = TableClips::new(self.id(), Arc::clone(store), self.video.metrics().clone());
             if self.clips.set(Arc::clone(&clips)).is_ok() {
                 tokio::spawn(clips.run(self.handle.clone(), Arc::clone(&self.video)));
             }

@@ -51,4 +51,7 @@ pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, serve};
 pub use table_service::TableServer;
-pub use video::clips::{CLIP_TAIL, ClipFile, ClipStore, ClipStoreError, clip_name};
+pub use video::clip_store::{
+    ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,
+};
+pub use video::clips::CLIP_TAIL;

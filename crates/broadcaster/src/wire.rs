@@ -18,9 +18,34 @@ use banco_table::{CardSource, Command, Phase, Refusal, RoundId, TableSnapshot};
 use banco_wire::convert::{card, card_to_pb, shoe_state_to_pb};
 use banco_wire::{ConversionError, Timestamp, pb};
 
+use crate::video::clip_store::{ClipMissing, MissingReason};
+
 /// A timestamp of unix milliseconds.
 pub(crate) fn timestamp(ms: u64) -> Timestamp {
     Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// Why a round has no clip, as the archive keeps it (the detail cut to what it takes).
+pub(crate) fn clip_missing_to_pb(missing: &ClipMissing) -> pb::ClipMissing {
+    let mut end = missing
+        .detail
+        .len()
+        .min(banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES);
+    while !missing.detail.is_char_boundary(end) {
+        end -= 1;
+    }
+    let reason = match missing.reason {
+        MissingReason::NoVideo => pb::ClipMissingReason::NoVideo,
+        MissingReason::RecorderFailed => pb::ClipMissingReason::RecorderFailed,
+        MissingReason::Missed => pb::ClipMissingReason::Missed,
+        MissingReason::NotFinished => pb::ClipMissingReason::NotFinished,
+        MissingReason::FileGone => pb::ClipMissingReason::FileGone,
+        MissingReason::Refused => pb::ClipMissingReason::Refused,
+    };
+    pb::ClipMissing {
+        reason: reason.into(),
+        detail: missing.detail[..end].to_owned(),
+    }
 }
 
 /// The server's clock now.

@@ -36,7 +36,7 @@ use crate::subscribe::{PlayerRoutes, SubscribeRoute};
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
-use crate::video::clips::ClipStore;
+use crate::video::clip_store::ClipStore;
 
 /// How to serve.
 #[derive(Debug)]

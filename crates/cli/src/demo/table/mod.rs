@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use tokio::sync::watch;
 
@@ -106,7 +107,12 @@ impl TableDemoArgs {
 struct Addresses {
     archive: String,
     broadcaster: String,
+    /// The camera was started.
+    video: bool,
 }
+
+/// Longest the headless croupier waits for the camera's first picture before it plays.
+const VIDEO_WAIT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run(args: &TableDemoArgs) -> anyhow::Result<ExitCode> {
     args.check()?;
@@ -269,6 +275,7 @@ fn start_services(
         args.betting_seconds()
     );
     let server = format!("http://{broadcaster}");
+    let mut video = false;
     if args.no_video {
         println!("demo: video: not started (--no-video)");
     } else if let Some(missing) = missing_video_element() {
@@ -303,6 +310,7 @@ fn start_services(
             ),
         )?;
         println!("demo: video: test pattern with the round overlay, 640x360 at 25 fps");
+        video = true;
     }
     children.start(
         "bots",
@@ -331,6 +339,7 @@ fn start_services(
     Ok(Addresses {
         archive,
         broadcaster,
+        video,
     })
 }
 
@@ -455,6 +464,9 @@ async fn headless(
         args.seed,
         rx,
     );
+    if addresses.video {
+        wait_for_video(data, addresses).await?;
+    }
     println!(
         "demo: headless: the built-in croupier plays {} rounds",
         args.rounds
@@ -465,6 +477,35 @@ async fn headless(
     };
     watcher.abort();
     played
+}
+
+/// Waits (a while at most) for the camera's first picture to reach the broadcaster, so
+/// that every round played is filmed and has its clip.
+async fn wait_for_video(data: &DemoData, addresses: &Addresses) -> anyhow::Result<()> {
+    let token = banco_auth::BearerToken::new(&data.player_token("demo-viewer")?)
+        .context("token for demo-viewer")?;
+    let channel = crate::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
+        .connect_lazy();
+    let mut viewer = PlayerServiceClient::with_interceptor(channel, token);
+    let first_unit = async {
+        let mut units = viewer
+            .watch_video(pb::WatchVideoRequest {
+                table_id: TABLE.to_owned(),
+            })
+            .await?
+            .into_inner();
+        units.message().await
+    };
+    match tokio::time::timeout(VIDEO_WAIT, first_unit).await {
+        Ok(Ok(Some(_))) => println!("demo: video: the camera's picture reaches the table"),
+        Ok(Ok(None)) | Ok(Err(_)) | Err(_) => println!(
+            "demo: video: no picture from the camera after {} s; rounds played before it \
+             has one get no clip (see {})",
+            VIDEO_WAIT.as_secs(),
+            data.logs().join("stream.log").display()
+        ),
+    }
+    Ok(())
 }
 
 fn croupier_client(
