@@ -52,8 +52,6 @@ pub enum StoreError {
     NewerSchema { found: usize, known: usize },
     #[error("stored data is not valid: {0}")]
     Corrupt(String),
-    #[error("invalid request: {0}")]
-    Invalid(String),
 }
 
 /// The pool of either backend.
