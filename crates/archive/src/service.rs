@@ -59,10 +59,7 @@ impl ArchiveServer {
 
     fn count<T>(&self, rpc: &'static str, result: &Result<T, Status>, started: Instant) {
         if let Some(metrics) = &self.metrics {
-            let code = result
-                .as_ref()
-                .map_or_else(Status::code, |_| tonic::Code::Ok);
-            metrics.request(rpc, code, started.elapsed());
+            metrics.request(rpc, result, started.elapsed());
         }
     }
 
@@ -109,15 +106,7 @@ impl ArchiveServer {
 
 /// Refuses a caller whose role is not `role`.
 fn require<T>(request: &Request<T>, role: Role) -> Result<(), Status> {
-    let who = caller(request)?;
-    if who.role == role {
-        Ok(())
-    } else {
-        Err(Status::permission_denied(format!(
-            "this call needs role {role}; the token of `{}` has role {}",
-            who.sub, who.role
-        )))
-    }
+    banco_serving::require_role(request, &[role])
 }
 
 fn refusal(code: pb::RefusalCode, message: String) -> pb::Refusal {

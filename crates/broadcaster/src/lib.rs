@@ -49,7 +49,7 @@ pub use limits::{Rate, RequestLimits};
 pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
 pub use outbox::OutboxFile;
 pub use player_service::PlayerServer;
-pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, serve};
+pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};
 pub use table_service::TableServer;
 pub use video::clip_store::{
     ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,

@@ -26,6 +26,7 @@ mod odds;
 mod ops;
 mod player;
 mod roads;
+mod service_life;
 mod shoe_sim;
 mod stop_signal;
 mod stop_with_parent;

@@ -267,6 +267,27 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<BalanceChange>>;
 }
 
+/// Money in and out of a player's account from outside the tables: the casino's cashier
+/// (deposits, withdrawals), and a host's welcome credit. Each with its own idempotency key,
+/// so a retry moves money at most once.
+pub trait Cashier: Send + Sync + fmt::Debug + 'static {
+    fn deposit<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+
+    fn withdraw<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -27,8 +27,10 @@
 //!   error is the wallet's decision about that request.
 
 pub mod api;
+pub mod store;
 
 pub use api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit,
-    TxId, TxIdError, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, CreditKind, Debit, Receipt,
+    SelfLimit, TxId, TxIdError, Wallet, WalletError,
 };
+pub use store::{Store, StoreError, StoreOptions};

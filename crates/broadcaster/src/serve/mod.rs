@@ -17,14 +17,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_auth::{
-    AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
-};
-use banco_wire::FILE_DESCRIPTOR_SET;
+use banco_auth::{AuthInterceptor, Role, ServerTls, Verifier};
+pub use banco_serving::ServeError;
+use banco_serving::{add_health_and_reflection, listening_address};
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use banco_wire::pb::table_service_server::TableServiceServer;
 use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
+use tonic::server::NamedService as _;
 use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 
@@ -86,23 +86,24 @@ impl ServeOptions {
     }
 }
 
-/// Why the server could not start or stopped.
+/// What the broadcaster's own part could not start with; carried as
+/// [`ServeError::Service`].
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Policy(#[from] TransportPolicyError),
-    #[error("could not read the listening address: {0}")]
-    Address(#[source] std::io::Error),
+pub enum StartError {
     #[error("table `{0}` is given twice")]
     DuplicateTable(String),
     #[error("welcome credit {0}: must be 0 or a positive number of minor units")]
     WelcomeCredit(i64),
-    #[error("reflection service: {0}")]
-    Reflection(#[from] tonic_reflection::server::Error),
     #[error(transparent)]
     Hub(#[from] crate::hub::HubError),
     #[error("could not start a connection thread: {0}")]
     Runtime(#[source] std::io::Error),
+}
+
+impl From<StartError> for ServeError {
+    fn from(error: StartError) -> ServeError {
+        ServeError::service(error)
+    }
 }
 
 /// How long connections may take to finish their calls once the server stops, before
@@ -127,14 +128,13 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let addr = listener.local_addr().map_err(ServeError::Address)?;
-    require_tls_unless_loopback(addr, options.tls.is_some())?;
+    let addr = listening_address(&listener, options.tls.is_some())?;
     let tls = options
         .tls
         .as_ref()
         .map(|tls| tokio_rustls::TlsAcceptor::from(tls.rustls_config()));
     if options.welcome_credit < 0 {
-        return Err(ServeError::WelcomeCredit(options.welcome_credit));
+        return Err(StartError::WelcomeCredit(options.welcome_credit).into());
     }
     let count = options.tables.len();
     let tables = Arc::new(Tables::new(options.tables));
@@ -143,26 +143,14 @@ pub async fn serve(
         for t in tables.all() {
             ids.push(t.id());
         }
-        return Err(ServeError::DuplicateTable(ids.join(", ")));
+        return Err(StartError::DuplicateTable(ids.join(", ")).into());
     }
 
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<TableServiceServer<TableServer>>()
-        .await;
-    health
-        .set_serving::<PlayerServiceServer<PlayerServer>>()
-        .await;
-    health
-        .set_serving::<VideoIngestService<VideoIngestServer>>()
-        .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
-        .build_v1()?;
     for table in tables.all() {
         table
             .start_hub(&options.currency, options.fanout, &options.metrics)
-            .await?;
+            .await
+            .map_err(StartError::from)?;
         if let Some(clips) = &options.clips {
             table.start_clips(clips);
         }
@@ -192,9 +180,16 @@ pub async fn serve(
     let player_guard = PlayerGuard::new(players, &limits);
     let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
     let mut routes = Routes::builder();
+    add_health_and_reflection(
+        &mut routes,
+        &[
+            TableServiceServer::<TableServer>::NAME,
+            PlayerServiceServer::<PlayerServer>::NAME,
+            VideoIngestService::<VideoIngestServer>::NAME,
+        ],
+    )
+    .await?;
     routes
-        .add_service(health_service)
-        .add_service(reflection)
         .add_service(TableRoutes::new(
             table_service,
             croupiers,
