@@ -38,6 +38,7 @@ mod subscribe;
 mod table_routes;
 mod table_service;
 mod video;
+mod web;
 mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
@@ -52,3 +53,4 @@ pub use player_service::PlayerServer;
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, serve};
 pub use table_service::TableServer;
 pub use video::clips::{CLIP_TAIL, ClipFile, ClipStore, ClipStoreError, clip_name};
+pub use web::{Origin, OriginError, WebOptions};
