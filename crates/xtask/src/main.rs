@@ -5,6 +5,7 @@
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
+//! - `web`:   build the player page (`web/`, Node and npm) that the broadcaster serves.
 
 use std::env;
 use std::io::{BufRead as _, BufReader};
@@ -15,6 +16,7 @@ use anyhow::{Context, Result, bail};
 
 mod packages;
 mod postgres;
+mod web;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
@@ -28,6 +30,8 @@ commands:
   demo    setup, build, and run a whole table: services, video, 20 bots and the croupier
           console (--headless --rounds N: a built-in croupier and a summary;
           `demo rules`: a seeded shoe through the rules engine alone)
+  web     build the player page (web/: npm ci, then generate, type-check and bundle) when
+          its sources changed; test and demo do it first
 ";
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn run(args: &[String]) -> Result<()> {
         "ci" => ci(),
         "bench" => bench(rest),
         "demo" => demo(rest),
+        "web" => web::build(&root()),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -65,6 +70,8 @@ fn run(args: &[String]) -> Result<()> {
 
 fn test() -> Result<()> {
     packages::setup()?;
+    // Before any build: the broadcaster builds the page's files in.
+    web::build(&root())?;
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -109,6 +116,7 @@ fn bench(extra: &[String]) -> Result<()> {
 /// walk-through instead.
 fn demo(extra: &[String]) -> Result<()> {
     packages::setup()?;
+    web::build(&root())?;
     cargo(&[
         "build",
         "--release",
