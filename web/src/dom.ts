@@ -14,6 +14,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on") && typeof value === "function") {
       el.addEventListener(name.slice(2), value as EventListener);
+    } else if (name === "style") {
+      // Through the CSSOM: the page's content security policy (style-src 'self') refuses
+      // style attributes, not properties set by its own script.
+      setStyle(el, String(value));
     } else if (value === true) {
       el.setAttribute(name, "");
     } else {
@@ -22,6 +26,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   append(el, ...children);
   return el;
+}
+
+/** Sets each `property: value` of `declarations` (`;`-separated) on `el`. */
+export function setStyle(el: HTMLElement, declarations: string): void {
+  for (const declaration of declarations.split(";")) {
+    const colon = declaration.indexOf(":");
+    if (colon < 0) continue;
+    el.style.setProperty(declaration.slice(0, colon).trim(), declaration.slice(colon + 1).trim());
+  }
 }
 
 export function append(el: Element, ...children: Child[]): void {

@@ -11,8 +11,13 @@ import { drawLobby } from "./lobby.js";
 import { TableView } from "./table.js";
 import { figures } from "./video.js";
 
-// What the page's tests and bench read: the video's counts and delays.
-(window as unknown as { banco: object }).banco = { video: figures };
+// What the page's tests and bench read: the video's counts and delays, and anything the
+// content security policy refused (the page must need nothing it refuses).
+const violations: string[] = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  violations.push(`${event.effectiveDirective}: ${event.blockedURI || "inline"} (${event.sample})`);
+});
+(window as unknown as { banco: object }).banco = { video: figures, violations };
 
 const main = byId("main");
 let view: TableView | null = null;
