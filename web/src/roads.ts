@@ -18,7 +18,7 @@ interface Position {
 }
 
 /** Places a road's entries on the board as they come (a port of banco's Placer). */
-class Placer {
+export class Placer {
   private occupied = new Map<number, number>();
   private last: Position | null = null;
   private startCol = 0;

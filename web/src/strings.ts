@@ -151,7 +151,7 @@ export const t: Strings = en;
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
-/** Minor units as people read them: `€5,025.00`. */
+/** Minor units as people read them: `€5,025.00`, `-€451.40`. */
 export function money(minor: bigint | number, currency = "EUR"): string {
   let format = moneyFormats.get(currency);
   if (!format) {
@@ -161,14 +161,20 @@ export function money(minor: bigint | number, currency = "EUR"): string {
   const value = typeof minor === "bigint" ? minor : BigInt(Math.trunc(minor));
   const negative = value < 0n;
   const abs = negative ? -value : value;
-  // Whole units and cents apart: no float ever carries the amount itself.
-  const text = format.format(Number(abs / 100n) + Number(abs % 100n) / 100);
-  return negative ? `−${text}` : text;
+  // Whole units as a bigint and the cents put in its fraction's place: no float ever
+  // carries the amount (a double is not exact to the cent beyond 2^53 minor units).
+  const cents = String(abs % 100n).padStart(2, "0");
+  const text = format
+    .formatToParts(abs / 100n)
+    .map((part) => (part.type === "fraction" ? cents : part.value))
+    .join("");
+  // The sign as banco_rules::Money writes it, so every client reads alike.
+  return negative ? `-${text}` : text;
 }
 
-/** `+€19.00`, `−€5.00`, `€0.00`. */
+/** A change, always with its sign: `+€19.00`, `-€5.00`, `+€0.00`. */
 export function signed(minor: bigint, currency = "EUR"): string {
-  if (minor > 0n) return `+${money(minor, currency)}`;
+  if (minor >= 0n) return `+${money(minor, currency)}`;
   return money(minor, currency);
 }
 

@@ -26,7 +26,7 @@ export interface VideoFigures {
 export const figures: VideoFigures = { frames: 0, delays: [], firstPicture: null, skipped: 0 };
 
 /** `avc1.PPCCLL` from an SPS in Annex-B bytes, or a baseline default. */
-function codecOf(config: Uint8Array | undefined): string {
+export function codecOf(config: Uint8Array | undefined): string {
   if (config) {
     for (let i = 0; i + 7 < config.length; i++) {
       const startCode = config[i] === 0 && config[i + 1] === 0 && config[i + 2] === 1;

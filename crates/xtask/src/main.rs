@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's own automation, in Rust so that it runs wherever cargo does.
 //!
 //! - `setup`: installs the Debian packages banco needs, when any is missing.
-//! - `test`:  setup, then formatting, clippy, and every test of the workspace.
+//! - `test`:  setup, the player page built and its own tests, then formatting, clippy,
+//!   and every test of the workspace.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
@@ -23,7 +24,8 @@ usage: cargo xtask <command>
 
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
-  test    setup, cargo fmt --check, clippy -D warnings, every test of the workspace
+  test    setup, the page built and its tests (npm), cargo fmt --check, clippy -D
+          warnings, every test of the workspace
   ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
           if installed, else on stable with RUSTC_BOOTSTRAP=1)
   bench   run the criterion benchmarks and print their figures
@@ -70,8 +72,9 @@ fn run(args: &[String]) -> Result<()> {
 
 fn test() -> Result<()> {
     packages::setup()?;
-    // Before any build: the broadcaster builds the page's files in.
-    web::build(&root())?;
+    // Before any build: the broadcaster builds the page's files in. The page's own
+    // type-check and unit tests run here too.
+    web::test(&root())?;
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",

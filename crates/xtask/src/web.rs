@@ -1,7 +1,8 @@
 //! The player page (`web/`): `npm ci` when its lock file changed, then `npm run build`
-//! (protobuf and gRPC-Web clients generated from `proto/`, type-checked, bundled by
-//! esbuild into `web/dist`, which the broadcaster builds into its binary) when any of its
-//! sources or `proto/` changed since the last build.
+//! (protobuf and gRPC-Web clients generated from `proto/`, the sources and the tests
+//! type-checked, bundled by esbuild into `web/dist`, which the broadcaster builds into its
+//! binary) when any of its sources, tests or `proto/` changed since the last build; and
+//! the page's own unit tests (`npm run unit`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ const INPUTS: &[&str] = &[
     "build.mjs",
     "buf.gen.yaml",
     "tsconfig.json",
+    "test.mjs",
 ];
 
 /// Where the last build's stamp is kept (the newest input time it was built from):
@@ -29,8 +31,9 @@ pub(crate) fn build(root: &Path) -> Result<()> {
     let installed = web.join("node_modules").join(".package-lock.json");
     if newer(&web.join("package-lock.json"), &installed) {
         eprintln!("xtask: npm ci (web/)");
+        // From npm's cache when it has the locked versions: no registry needed then.
         run(Command::new(&npm)
-            .args(["ci", "--no-audit", "--no-fund"])
+            .args(["ci", "--prefer-offline", "--no-audit", "--no-fund"])
             .current_dir(&web))?;
     }
     let mut newest = SystemTime::UNIX_EPOCH;
@@ -41,6 +44,7 @@ pub(crate) fn build(root: &Path) -> Result<()> {
         web.join("src").as_path(),
         &web.join("src").join("gen"),
     ));
+    newest = newest.max(newest_in(&web.join("test"), Path::new("")));
     newest = newest.max(newest_in(&root.join("proto"), Path::new("")));
     let stamp = web.join(STAMP);
     let built = fs::read_to_string(&stamp).ok();
@@ -52,6 +56,15 @@ pub(crate) fn build(root: &Path) -> Result<()> {
     run(Command::new(&npm).args(["run", "build"]).current_dir(&web))?;
     fs::write(&stamp, want).with_context(|| format!("could not write {}", stamp.display()))?;
     Ok(())
+}
+
+/// The page's unit tests (`web/test/`, Node's test runner), after [`build`].
+pub(crate) fn test(root: &Path) -> Result<()> {
+    build(root)?;
+    eprintln!("xtask: npm run unit (web/)");
+    run(Command::new(which_npm()?)
+        .args(["run", "unit"])
+        .current_dir(root.join("web")))
 }
 
 fn which_npm() -> Result<PathBuf> {
