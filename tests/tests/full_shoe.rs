@@ -476,6 +476,18 @@ fn the_headless_demo_plays_and_verifies() {
         );
     }
     assert!(first.contains("banco audit --token-file"), "{first}");
+    // A player's one-time link to the page, beside the bots, and how to make another.
+    assert!(
+        first.contains(
+            "demo: player page for `you` (open once, within 5 minutes): http://127.0.0.1:"
+        ) && first.contains("/?code="),
+        "{first}"
+    );
+    assert!(
+        first.contains("banco launch --server http://127.0.0.1:"),
+        "{first}"
+    );
+    assert!(data.join("player-page.txt").exists());
     assert!(data.join("archive.db").exists());
     assert!(data.join("logs").join("broadcaster.log").exists());
     the_advice_works_as_printed(&first);

@@ -38,6 +38,7 @@ mod subscribe;
 mod table_routes;
 mod table_service;
 mod video;
+mod web;
 mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
@@ -55,3 +56,4 @@ pub use video::clip_store::{
     ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,
 };
 pub use video::clips::CLIP_TAIL;
+pub use web::{Origin, OriginError, WebOptions};

@@ -19,8 +19,8 @@ use anyhow::{Context as _, bail};
 use banco_auth::ClientTls;
 use banco_auth::keys::load_signing_key;
 use banco_broadcaster::{
-    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate,
-    RequestLimits, ServeOptions, VideoMetricFamilies, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, Origin, OutboxFile,
+    Rate, RequestLimits, ServeOptions, VideoMetricFamilies, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -134,6 +134,11 @@ pub(crate) struct BroadcasterArgs {
     /// it is cut off with its resume point; events are tens of bytes each.
     #[arg(long, value_name = "EVENTS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     subscriber_queue: u32,
+    /// An origin (`https://casino.example`) whose pages may call PlayerService over
+    /// gRPC-Web and frame the player page, besides the page's own; repeat for more. None
+    /// by default.
+    #[arg(long = "web-origin", value_name = "ORIGIN")]
+    web_origins: Vec<String>,
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
@@ -168,6 +173,11 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("--paytable {}", args.paytable))?;
     let limits = args.limits.checked()?;
     let currency = banco_table::Currency::parse(&args.currency).context("--currency")?;
+    let web_origins = args
+        .web_origins
+        .iter()
+        .map(|origin| Origin::parse(origin).context("--web-origin"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let blocked_words = match &args.chat_blocked_words {
         Some(path) => read_words(path)?,
         None => Vec::new(),
@@ -331,6 +341,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.metrics = hub_metrics;
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
+        options.web.allowed_origins = web_origins;
         let stopping = async {
             stop.requested().await;
             stop_deadline();

@@ -8,7 +8,7 @@
 //! Connections are served on threads of their own ([`threads`]).
 
 mod connection;
-mod deadline;
+pub(crate) mod deadline;
 mod pumps;
 mod request;
 mod threads;
@@ -66,6 +66,8 @@ pub struct ServeOptions {
     pub metrics: crate::metrics::HubMetricFamilies,
     /// Largest requests, and each player's rate.
     pub limits: RequestLimits,
+    /// The player page and gRPC-Web: allowed origins, launch codes.
+    pub web: crate::web::WebOptions,
 }
 
 impl ServeOptions {
@@ -82,6 +84,7 @@ impl ServeOptions {
             clips: None,
             metrics: crate::metrics::HubMetricFamilies::default(),
             limits: RequestLimits::default(),
+            web: crate::web::WebOptions::default(),
         }
     }
 }
@@ -118,6 +121,8 @@ struct Shared {
     /// Subscribe, whose streams the connection writes itself.
     subscribe: SubscribeRoute,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The player page and gRPC-Web (see `crate::web`).
+    web: crate::web::Web,
 }
 
 /// Serves TableService (role croupier) and PlayerService (role player) with gRPC health
@@ -132,7 +137,8 @@ pub async fn serve(
     let tls = options
         .tls
         .as_ref()
-        .map(|tls| tokio_rustls::TlsAcceptor::from(tls.rustls_config()));
+        // web: browsers may choose HTTP/1.1 over TLS.
+        .map(|tls| tokio_rustls::TlsAcceptor::from(crate::web::with_http1(&tls.rustls_config())));
     if options.welcome_credit < 0 {
         return Err(StartError::WelcomeCredit(options.welcome_credit).into());
     }
@@ -162,7 +168,7 @@ pub async fn serve(
         &[Role::Croupier, Role::Service],
     );
     let services = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Service]);
-    let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
+    let players = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Player]);
     let limits = options.limits;
     let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
     let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
@@ -179,6 +185,7 @@ pub async fn serve(
     );
     let player_guard = PlayerGuard::new(players, &limits);
     let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
+    let player_guard_for_web = player_guard.clone();
     let mut routes = Routes::builder();
     add_health_and_reflection(
         &mut routes,
@@ -212,10 +219,19 @@ pub async fn serve(
             table.shut_down();
         }
     };
+    // web: the page, launch codes and gRPC-Web, over the same routes.
+    let web = crate::web::Web::new(
+        options.web,
+        routes.clone(),
+        subscribe.clone(),
+        &options.verifier,
+        &player_guard_for_web,
+    );
     let shared = Shared {
         routes,
         subscribe,
         tls,
+        web,
     };
     threads::serve_on_threads(listener, shared, options.io_threads.max(1), shutdown).await
 }

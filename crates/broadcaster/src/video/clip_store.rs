@@ -437,7 +437,9 @@ mod tests {
             banker_total: 0,
             bet_totals: std::collections::BTreeMap::new(),
             bettors: 0,
-            last_results: Vec::new(),
+            results: Vec::new(),
+            burn: None,
+            totals: None,
         };
         // Betting is open on H003: H002 and before were played before the recorder came.
         let through = Through::closed_as_of(&snapshot(

@@ -148,6 +148,7 @@ fn start_and_play(
 ) -> anyhow::Result<ExitCode> {
     let addresses = start_services(args, data, banco, children)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    runtime.block_on(player_page(data, &addresses))?;
     let finished = match console {
         None => {
             let played = runtime.block_on(headless(args, data, &addresses))?;
@@ -178,6 +179,36 @@ fn start_and_play(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The player the demo opens the page for, beside the bots.
+const PAGE_PLAYER: &str = "you";
+
+/// Prints the player page's one-time link for [`PAGE_PLAYER`] (and keeps it in the data
+/// folder), with how to make another.
+async fn player_page(data: &DemoData, addresses: &Addresses) -> anyhow::Result<()> {
+    let server = format!("http://{}", addresses.broadcaster);
+    let player = data.player_token(PAGE_PLAYER)?;
+    let token_file = data.token("you.token");
+    std::fs::write(&token_file, format!("{player}\n"))
+        .with_context(|| format!("could not write {}", token_file.display()))?;
+    let service =
+        std::fs::read_to_string(data.token("service.token")).context("the demo's service token")?;
+    let url = crate::launch::launch_url(&server, service.trim(), &player).await?;
+    let again = format!(
+        "banco launch --server {server} --service-token-file {} --player-token-file {}",
+        path_arg(&data.token("service.token")),
+        path_arg(&token_file)
+    );
+    let note = data.dir.join("player-page.txt");
+    std::fs::write(
+        &note,
+        format!("{url}\n(one use, 5 minutes; another: {again})\n"),
+    )
+    .with_context(|| format!("could not write {}", note.display()))?;
+    println!("demo: player page for `{PAGE_PLAYER}` (open once, within 5 minutes): {url}");
+    println!("demo:   another link: {again}");
+    Ok(())
 }
 
 fn banco_command(banco: &Path, args: &[&str]) -> Command {
