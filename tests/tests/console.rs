@@ -406,7 +406,7 @@ fn three_rounds_with_a_scanner_then_a_lost_link() {
     let screen = tmux.wait_for("X is not a suit: K needs its suit");
     assert!(screen.contains("BETTING OPEN"), "{screen}");
     let state = table_state(&url, &console_token);
-    assert!(state.contains("phase BettingOpen"), "{state}");
+    assert!(state.contains("phase betting open"), "{state}");
     tmux.keys(&["Escape"]);
     tmux.wait("the rank dropped", |s| s.contains(" card _"));
 
