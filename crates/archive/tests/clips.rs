@@ -281,7 +281,8 @@ async fn a_round_without_its_clip_says_why(db: TestDb) {
     assert_eq!((got.clip, got.clip_missing), (None, None));
 }
 
-both_backends!(
+banco_testdb::both_backends!(
+    file = "archive.db";
     a_round_keeps_its_first_clip,
     the_clip_is_stored_with_its_round,
     a_round_without_its_clip_says_why

@@ -504,7 +504,8 @@ async fn balance_changes_are_published(db: TestDb) {
     assert!(changes.try_recv().is_err(), "a replay changes nothing");
 }
 
-both_backends!(
+banco_testdb::both_backends!(
+    file = "wallet.db";
     every_movement_and_refusal,
     conflicts_name_what_differs,
     a_cancel_before_its_debit_is_remembered,
@@ -519,7 +520,7 @@ both_backends!(
 /// once: row locks keep the balance exact and never negative.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_stores_on_one_postgres_never_overdraw() {
-    let Some(db) = store_support::postgres("two_stores").await else {
+    let Some(db) = banco_testdb::postgres("two_stores").await else {
         eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
         return;
     };

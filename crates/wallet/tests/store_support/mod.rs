@@ -4,79 +4,15 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use banco_wallet::store::{Clock, ManualClock, StoreOptions};
 use banco_wallet::{Cancel, Credit, CreditKind, Debit, Store, TxId};
 
-/// A test database: a temporary SQLite file or a fresh PostgreSQL schema.
-pub struct TestDb {
-    pub url: String,
-    pub _dir: Option<tempfile::TempDir>,
-}
+pub use banco_testdb::TestDb;
 
+/// A fresh SQLite wallet file.
 pub fn sqlite() -> TestDb {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("wallet.db").display());
-    TestDb {
-        url,
-        _dir: Some(dir),
-    }
-}
-
-static SCHEMA: AtomicU32 = AtomicU32::new(0);
-
-/// A fresh schema in `DATABASE_URL`'s database; `None` when it is not set.
-pub async fn postgres(test: &str) -> Option<TestDb> {
-    let base = std::env::var("DATABASE_URL").ok()?;
-    let schema = format!(
-        "w_{}_{}_{}",
-        test,
-        std::process::id(),
-        SCHEMA.fetch_add(1, Ordering::SeqCst)
-    );
-    let pool = sqlx::PgPool::connect(&base).await.unwrap();
-    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(TestDb {
-        url: format!("{base}{sep}options=-c%20search_path%3D{schema}"),
-        _dir: None,
-    })
-}
-
-/// Runs one async test body on SQLite, and again on PostgreSQL when configured.
-#[macro_export]
-macro_rules! both_backends {
-    ($($name:ident),+ $(,)?) => {
-        mod sqlite_backend {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::store_support::sqlite()).await;
-                }
-            )+
-        }
-        mod postgres_backend {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(db) = $crate::store_support::postgres(stringify!($name)).await else {
-                        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
-                        return;
-                    };
-                    super::$name(db).await;
-                }
-            )+
-        }
-    };
+    banco_testdb::sqlite("wallet.db")
 }
 
 /// 2026-12-01 00:00 UTC.
