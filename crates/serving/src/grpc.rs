@@ -55,7 +55,7 @@ pub async fn add_health_and_reflection(
 /// OUT_OF_RANGE naming the limit, before it is decoded.
 #[derive(Debug)]
 pub struct GrpcServer {
-    /// Who serves, for the log: `validator`, `archive`, `wallet`.
+    /// Who serves, for the log: `validator`, `archive`.
     name: &'static str,
     verifier: Arc<Verifier>,
     tls: Option<ServerTls>,

@@ -1,7 +1,7 @@
 //! # banco-serving
 //!
-//! What every banco gRPC server does the same way, written once: the validator, the
-//! archive and the wallet serve through [`GrpcServer`]; the broadcaster, which speaks
+//! What every banco gRPC server does the same way, written once: the validator and the
+//! archive serve through [`GrpcServer`]; the broadcaster, which speaks
 //! HTTP/2 itself, takes the pieces it shares ([`listening_address`],
 //! [`add_health_and_reflection`], [`ServeError`]).
 //!

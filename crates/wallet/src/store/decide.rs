@@ -277,6 +277,23 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// A cashier's deposit or withdrawal.
+    pub(crate) fn cash(
+        kind: CashKind,
+        key: &TxId,
+        player: &str,
+        currency: &str,
+        amount: i64,
+    ) -> Op {
+        Op::Cash {
+            kind,
+            key: key.clone(),
+            player: player.to_owned(),
+            currency: currency.to_owned(),
+            amount,
+        }
+    }
+
     /// The account it touches.
     pub(crate) fn account(&self) -> (&str, &str) {
         match self {

@@ -1,6 +1,6 @@
 //! The wallet's own store: one account per player and currency, in an SQLite file (the
 //! default: WAL, `synchronous=FULL`, so nothing acknowledged is lost, even on power loss)
-//! or PostgreSQL (several `banco wallet` processes on one database). Both run the same SQL
+//! or PostgreSQL (several processes on one database). Both run the same SQL
 //! text, written once and expanded for each pool by [`on_pool!`].
 //!
 //! Double entry: every movement is a row with its id, kind, player, currency, amount,
@@ -10,7 +10,7 @@
 //! movement is decided, and by the database itself). Every request is decided by the
 //! store's committer ([`commit`]), many in one transaction; reads go to the pool.
 //!
-//! [`Store`] is the embedded wallet (`--wallet embedded`) and what `banco wallet` serves.
+//! [`Store`] implements [`Wallet`](crate::Wallet) and [`Cashier`](crate::Cashier).
 
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -587,13 +587,7 @@ impl Cashier for Store {
         currency: &'a str,
         amount: i64,
     ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::Cash {
-            kind: CashKind::Deposit,
-            key: key.clone(),
-            player: player.to_owned(),
-            currency: currency.to_owned(),
-            amount,
-        }))
+        Box::pin(self.movement(Op::cash(CashKind::Deposit, key, player, currency, amount)))
     }
 
     fn withdraw<'a>(
@@ -603,12 +597,12 @@ impl Cashier for Store {
         currency: &'a str,
         amount: i64,
     ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::Cash {
-            kind: CashKind::Withdrawal,
-            key: key.clone(),
-            player: player.to_owned(),
-            currency: currency.to_owned(),
+        Box::pin(self.movement(Op::cash(
+            CashKind::Withdrawal,
+            key,
+            player,
+            currency,
             amount,
-        }))
+        )))
     }
 }
