@@ -327,7 +327,14 @@ impl ArchiveSink for ArchiveClient {
                 if !records.is_empty() && bytes > BATCH_BYTES {
                     break;
                 }
-                let clip = self.clip_for(round).await?;
+                // A clip not ready to go ends the batch before its round: the rounds
+                // collected so far (their clips already uploaded) go now, and the retry
+                // starts at this one rather than sending their clips again.
+                let clip = match self.clip_for(round).await {
+                    Ok(clip) => clip,
+                    Err(error) if records.is_empty() => return Err(error),
+                    Err(_) => break,
+                };
                 clip.attach(&mut record);
                 records.push(record);
                 attached.push(clip);

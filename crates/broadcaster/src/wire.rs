@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::shoe::{ShoeConfig, ShoeError};
-use banco_rules::{BetKind, Coup, DealError, Scoreboard};
+use banco_rules::{BetKind, Coup, DealError};
 use banco_table::actor::RefusalKind;
 use banco_table::book::{PositionRefusal, PositionTotal};
 use banco_table::ledger::LedgerError;
@@ -111,19 +111,8 @@ pub(crate) fn position_totals_to_pb<'a>(
         .collect()
 }
 
-/// The table as the croupier console draws it, at event `seq`: [`round_state`] and the
-/// roads of the whole shoe. `croupier`, `last_refusal`, `alerts`, `currency` and the
-/// players are the broadcaster's, not the table's.
-pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
-    let roads = Scoreboard::from_results(&snapshot.results);
-    pb::TableState {
-        roads: Some(pb::Roads::from(&roads)),
-        ..round_state(snapshot, seq)
-    }
-}
-
-/// The table at event `seq` without its roads, for a caller that has the scoreboard (a
-/// subscriber's snapshot): rebuilding the roads for each would cost every join.
+/// The table at event `seq` without its roads (a console's state adds those it keeps,
+/// [`crate::hosted::HostedTable::table_state`]; a subscriber's snapshot has the hub's).
 pub(crate) fn round_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
     let betting_closes_at = match snapshot.phase {
         Phase::BettingOpen {

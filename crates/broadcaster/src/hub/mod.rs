@@ -168,8 +168,6 @@ pub(crate) struct Hub {
     commands: mpsc::UnboundedSender<Command>,
     view: Arc<Mutex<HubView>>,
     table_id: Arc<str>,
-    /// The currency of the table's amounts (the console shows it).
-    currency: Arc<str>,
 }
 
 /// Why the hub could not start.
@@ -192,7 +190,6 @@ impl Hub {
         let table_id: Arc<str> = Arc::from(handle.table_id());
         let view = Arc::new(Mutex::new(HubView::default()));
         let (commands, inbox) = mpsc::unbounded_channel();
-        let shown: Arc<str> = Arc::from(currency.as_str());
         let task = task::HubTask::start(
             handle,
             currency,
@@ -212,7 +209,6 @@ impl Hub {
             commands,
             view,
             table_id,
-            currency: shown,
         })
     }
 
@@ -245,10 +241,6 @@ impl Hub {
 
     pub(crate) fn table_id(&self) -> &str {
         &self.table_id
-    }
-
-    pub(crate) fn currency(&self) -> &str {
-        &self.currency
     }
 
     /// Reads the hub's view (players, seats, chat).

@@ -185,7 +185,6 @@ pub async fn serve(
     );
     let player_guard = PlayerGuard::new(players, &limits);
     let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
-    let player_guard_for_web = player_guard.clone();
     let mut routes = Routes::builder();
     add_health_and_reflection(
         &mut routes,
@@ -225,7 +224,6 @@ pub async fn serve(
         routes.clone(),
         subscribe.clone(),
         &options.verifier,
-        &player_guard_for_web,
     );
     let shared = Shared {
         routes,

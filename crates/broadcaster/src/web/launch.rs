@@ -21,7 +21,6 @@ use tonic::body::Body;
 use tonic::metadata::{MetadataMap, MetadataValue};
 
 use super::response::{json, json_error};
-use crate::limits::{CallClass, PlayerGuard};
 
 pub(super) const CREATE: &str = "/launch";
 pub(super) const EXCHANGE: &str = "/launch/exchange";
@@ -49,16 +48,18 @@ struct Pending {
 /// The codes not yet exchanged.
 pub(super) struct Launch {
     services: AuthInterceptor,
-    players: PlayerGuard,
+    /// Checks the player token handed over; not the player's rate budget, which the
+    /// operator asking for a code must not spend.
+    players: AuthInterceptor,
     ttl: Duration,
     pending: Mutex<HashMap<String, Pending>>,
 }
 
 impl Launch {
-    pub(super) fn new(verifier: &Arc<Verifier>, players: PlayerGuard, ttl: Duration) -> Launch {
+    pub(super) fn new(verifier: &Arc<Verifier>, ttl: Duration) -> Launch {
         Launch {
             services: AuthInterceptor::new(Arc::clone(verifier), &[Role::Service]),
-            players,
+            players: AuthInterceptor::new(Arc::clone(verifier), &[Role::Player]),
             ttl,
             pending: Mutex::new(HashMap::new()),
         }
@@ -103,7 +104,7 @@ impl Launch {
         metadata.insert("authorization", bearer);
         let player = tonic::Request::from_parts(metadata, http::Extensions::default(), ());
         // Checked now, so the operator hears of a bad token, not the player.
-        let claims = match self.players.admit(&player, CallClass::Other) {
+        let claims = match self.players.authenticate(&player) {
             Ok(claims) => claims,
             Err(status) => {
                 return json_error(

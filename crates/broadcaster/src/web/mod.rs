@@ -37,7 +37,6 @@ use tonic::service::Routes;
 pub use cors::{Origin, OriginError};
 pub(crate) use http1::{serve as serve_http1, starts_http2};
 
-use crate::limits::PlayerGuard;
 use crate::subscribe::SubscribeRoute;
 
 /// How the page and gRPC-Web are served.
@@ -73,15 +72,10 @@ impl Web {
         routes: Routes,
         subscribe: SubscribeRoute,
         verifier: &Arc<banco_auth::Verifier>,
-        players: &PlayerGuard,
     ) -> Web {
         Web {
             origins: Arc::new(cors::Origins::new(options.allowed_origins)),
-            launch: Arc::new(launch::Launch::new(
-                verifier,
-                players.clone(),
-                options.launch_ttl,
-            )),
+            launch: Arc::new(launch::Launch::new(verifier, options.launch_ttl)),
             grpc: grpc_web::Calls::new(routes, subscribe),
         }
     }
