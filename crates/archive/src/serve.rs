@@ -40,11 +40,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     banco_serving::listening_address(&listener, options.tls.is_some())?;
-    if options.table_keys.is_empty() {
-        tracing::warn!(
-            "no table key configured: unsigned rounds are accepted and signatures are not checked"
-        );
-    }
     tracing::info!(backend = options.store.backend(), "archive store open");
     let mut server = ArchiveServer::new(options.store, options.table_keys);
     if let Some(metrics) = options.metrics {

@@ -39,12 +39,15 @@ pub(crate) struct ArchiveArgs {
 }
 
 impl ArchiveArgs {
-    /// The database file, with SQLite.
+    /// The database file, with SQLite (none for an in-memory database, which no other
+    /// process can open).
     fn sqlite_file(&self) -> Option<&Path> {
         self.db
             .strip_prefix("sqlite://")
             .or_else(|| self.db.strip_prefix("sqlite:"))
-            .map(|rest| Path::new(rest.split('?').next().unwrap_or(rest)))
+            .map(|rest| rest.split('?').next().unwrap_or(rest))
+            .filter(|file| !file.is_empty() && *file != ":memory:")
+            .map(Path::new)
     }
 
     fn clips_dir(&self) -> PathBuf {

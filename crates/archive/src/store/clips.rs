@@ -69,12 +69,11 @@ impl Store {
         round_id: &str,
         missing: &MissingClipRow,
     ) -> Result<(), ArchiveError> {
-        if self.clip(round_id).await?.is_some() {
-            return Ok(());
-        }
+        // One statement, so a clip stored meanwhile is never joined by a reason.
         on_pool!(self, |pool| {
             sqlx::query(
-                "INSERT INTO clips_missing (round_id, reason, detail) VALUES ($1, $2, $3)
+                "INSERT INTO clips_missing (round_id, reason, detail)
+                 SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM clips WHERE round_id = $1)
                  ON CONFLICT (round_id) DO NOTHING",
             )
             .bind(round_id)
