@@ -419,7 +419,21 @@ pub(crate) async fn all_rounds(
 /// `clip: none (no video): …` for a round with nothing to record, `clip: LOST (…): …`
 /// for one whose clip was lost.
 fn clip_missing_line(missing: &pb::ClipMissing) -> String {
-    let why = match missing.reason() {
+    let status = if missing.reason() == pb::ClipMissingReason::NoVideo {
+        "none"
+    } else {
+        "LOST"
+    };
+    format!(
+        "clip: {status} ({}): {}",
+        clip_missing_reason(missing.reason()),
+        missing.detail
+    )
+}
+
+/// Why a round has no clip, in words.
+pub(crate) fn clip_missing_reason(reason: pb::ClipMissingReason) -> &'static str {
+    match reason {
         pb::ClipMissingReason::NoVideo => "no video",
         pb::ClipMissingReason::RecorderFailed => "the recorder failed",
         pb::ClipMissingReason::Missed => "the recorder missed the round",
@@ -427,13 +441,7 @@ fn clip_missing_line(missing: &pb::ClipMissing) -> String {
         pb::ClipMissingReason::FileGone => "the file is gone",
         pb::ClipMissingReason::Refused => "refused by the archive",
         pb::ClipMissingReason::Unspecified => "no reason given",
-    };
-    let status = if missing.reason() == pb::ClipMissingReason::NoVideo {
-        "none"
-    } else {
-        "LOST"
-    };
-    format!("clip: {status} ({why}): {}", missing.detail)
+    }
 }
 
 /// `banco audit video`: the clip into `<path>.part`, hashed as it arrives, kept as `path`

@@ -420,10 +420,7 @@ impl Table {
     /// What the console and a new subscriber see. The last round of an ended shoe stays
     /// on show until the next shoe opens, which starts with no round.
     pub fn snapshot(&self) -> TableSnapshot {
-        let round = self
-            .round
-            .as_ref()
-            .filter(|r| self.shoe.as_ref().is_none_or(|run| run.number == r.shoe));
+        let round = self.round.as_ref();
         let coup = round.map(|r| r.coup).unwrap_or_default();
         let dealing = matches!(
             self.phase,
@@ -513,6 +510,9 @@ impl Table {
         });
         self.phase = Phase::Idle;
         self.scoreboard = Scoreboard::new();
+        // The last round of the shoe before is over and in its FinishedRound: nothing
+        // (a croupier's command, a late bet, the console) is to find it now.
+        self.round = None;
         Ok(vec![Event::ShoeOpened {
             shoe: number,
             config,

@@ -127,12 +127,7 @@ fn shoe_results(state: &pb::TableState) -> Vec<Winner> {
         Some(roads) => roads
             .bead_plate
             .chars()
-            .filter_map(|c| match c {
-                'B' => Some(Winner::Banker),
-                'P' => Some(Winner::Player),
-                'T' => Some(Winner::Tie),
-                _ => None,
-            })
+            .filter_map(Winner::from_letter)
             .collect(),
         None => state
             .last_results

@@ -47,16 +47,14 @@ impl Clips {
         match (&record.clip, &record.clip_missing) {
             (Some(_), _) => self.stored += 1,
             (None, Some(m)) if m.reason() == pb::ClipMissingReason::NoVideo => self.no_video += 1,
-            (None, Some(m)) => {
-                let reason = m.reason().as_str_name();
-                let reason = reason
-                    .strip_prefix("CLIP_MISSING_REASON_")
-                    .unwrap_or(reason);
-                self.lost.push((
-                    record.round_id.clone(),
-                    format!("{}: {}", reason.to_lowercase(), m.detail),
-                ));
-            }
+            (None, Some(m)) => self.lost.push((
+                record.round_id.clone(),
+                format!(
+                    "{}: {}",
+                    crate::audit::clip_missing_reason(m.reason()),
+                    m.detail
+                ),
+            )),
             (None, None) => self.lost.push((
                 record.round_id.clone(),
                 "no clip, and no word of why".to_owned(),
