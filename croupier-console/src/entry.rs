@@ -78,9 +78,31 @@ impl Entry {
                 },
             };
         }
+        if !self.rank.is_empty() {
+            return Step::Refused(self.not_a_suit(c));
+        }
         Step::Refused(format!(
             "{c} is neither a rank (A 2-9 T J Q K) nor a suit (S H D C)"
         ))
+    }
+
+    /// Why `c` is refused while the rank waits for its suit: every other key, a command
+    /// key too, would otherwise act behind a half-typed card.
+    pub fn not_a_suit(&self, c: char) -> String {
+        let shown = if c.is_control() {
+            '?'
+        } else {
+            c.to_ascii_uppercase()
+        };
+        if self.rank == "1" {
+            return format!(
+                "{shown} is not a suit: 1 needs its 0 (ten is 1 then 0, or T; Esc drops it)"
+            );
+        }
+        format!(
+            "{shown} is not a suit: {} needs its suit S H D C (Backspace or Esc drops it)",
+            self.rank
+        )
     }
 }
 
@@ -139,7 +161,9 @@ mod tests {
         entry.push('1');
         assert!(matches!(entry.push('S'), Step::Refused(r) if r.contains("1 is not a rank")));
         assert_eq!(entry.text(), "1");
-        assert!(matches!(entry.push('Z'), Step::Refused(r) if r.contains("neither")));
+        assert!(matches!(entry.push('Z'), Step::Refused(r) if r.contains("not a suit")));
         assert_eq!(entry.text(), "1");
+        entry.clear();
+        assert!(matches!(entry.push('Z'), Step::Refused(r) if r.contains("neither")));
     }
 }

@@ -23,15 +23,38 @@ pub enum Connection {
 pub struct Notice {
     pub text: String,
     pub refusal: bool,
+    /// Where the table stood when it was given: once the round moves on, it is old news.
+    pub stage: Stage,
 }
 
-/// What a reason is asked for.
+/// How far the table has got: its shoe, round, phase and cards of the hand. A change of any
+/// of them is the round moving on (bets and chat lines are not).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stage {
+    pub shoe_id: String,
+    pub round_id: String,
+    pub phase: i32,
+    pub cards: usize,
+}
+
+/// What a reason is asked for, and what the table showed when it was asked: the
+/// question is withdrawn if the table moves on before it is answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Purpose {
-    Undo { card: banco_rules::Card },
-    Void { round_id: String },
-    EndShoe,
-    Mute { player: String, minutes: u32 },
+    Undo {
+        round_id: String,
+        card: banco_rules::Card,
+    },
+    Void {
+        round_id: String,
+    },
+    EndShoe {
+        shoe_id: String,
+    },
+    Mute {
+        player: String,
+        minutes: u32,
+    },
 }
 
 /// What the keyboard is doing: typing cards and pacing, or answering a question.
@@ -54,6 +77,11 @@ pub enum Mode {
         round_id: String,
         reason: String,
     },
+    /// The second question before a shoe is ended.
+    ConfirmEndShoe {
+        shoe_id: String,
+        reason: String,
+    },
     /// Quit while a round is open or commands are unsent.
     ConfirmQuit {
         why: String,
@@ -72,7 +100,7 @@ pub struct Model {
     pub scanner: Option<(bool, String)>,
     /// The table as last received (none before the first snapshot).
     pub table: Option<pb::TableState>,
-    /// Roads of the shoe, rebuilt from the table's last results.
+    /// Roads of the whole shoe, rebuilt from every result the table's roads hold.
     pub roads: Scoreboard,
     /// Commands in the order given; the first is the one sent (or to be sent) next.
     pub pending: VecDeque<Pending>,
@@ -153,10 +181,38 @@ impl Model {
             .map(|deadline| deadline.saturating_sub(self.now_ms).div_ceil(1000))
     }
 
+    /// Where the table stands now (see [`Stage`]).
+    pub fn stage(&self) -> Stage {
+        self.table
+            .as_ref()
+            .map(|t| Stage {
+                shoe_id: t.shoe_id.clone(),
+                round_id: t.round_id.clone(),
+                phase: t.phase,
+                cards: t.cards.len(),
+            })
+            .unwrap_or_default()
+    }
+
+    /// The currency of the table's amounts (empty before the first state: amounts then
+    /// show without a sign).
+    pub fn currency(&self) -> &str {
+        self.table.as_ref().map_or("", |t| t.currency.as_str())
+    }
+
+    /// The last card of the hand on the table, if it reads.
+    pub fn last_card(&self) -> Option<banco_rules::Card> {
+        self.table
+            .as_ref()
+            .and_then(|t| t.cards.last())
+            .and_then(|d| banco_rules::Card::parse(&d.card).ok())
+    }
+
     pub fn refuse(&mut self, text: impl Into<String>) {
         self.notice = Some(Notice {
             text: text.into(),
             refusal: true,
+            stage: self.stage(),
         });
     }
 
@@ -164,6 +220,7 @@ impl Model {
         self.notice = Some(Notice {
             text: text.into(),
             refusal: false,
+            stage: self.stage(),
         });
     }
 }

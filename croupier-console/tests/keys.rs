@@ -10,7 +10,7 @@ use banco_wire::pb;
 use common::*;
 use croupier_console::action::{Action, Effect};
 use croupier_console::command::{Command, Source};
-use croupier_console::model::{Connection, Mode, Model};
+use croupier_console::model::{Connection, Mode, Model, Purpose};
 use croupier_console::update::update;
 use ratatui::crossterm::event::KeyCode;
 
@@ -182,7 +182,7 @@ fn confirm_sends_the_round_shown() {
     );
     let mut model = online(state(9, T::Idle, S::InPlay));
     assert_eq!(keys(&mut model, "r"), vec![Effect::Bell]);
-    assert!(refusal_text(&model).contains("no round to confirm"));
+    assert!(refusal_text(&model).contains("no result to confirm"));
 }
 
 #[test]
@@ -269,7 +269,7 @@ fn undo_takes_back_a_card_not_yet_sent() {
     keys(&mut model, "u");
     assert!(model.pending.is_empty());
     assert_eq!(model.mode, Mode::Normal);
-    assert!(model.notice.clone().unwrap().text.contains("KD taken back"));
+    assert!(model.notice.clone().unwrap().text.contains("K♦ taken back"));
 }
 
 #[test]
@@ -307,12 +307,23 @@ fn end_shoe_asks_why() {
     let mut model = online(state(3, T::Idle, S::InPlay));
     keys(&mut model, "e");
     keys(&mut model, "shift change");
+    // Asked again, as a void is: Y ends it, N keeps it.
+    assert!(key(&mut model, KeyCode::Enter).is_empty());
+    assert!(matches!(model.mode, Mode::ConfirmEndShoe { .. }));
+    assert_eq!(keys(&mut model, "k"), vec![Effect::Bell]);
+    assert!(matches!(model.mode, Mode::ConfirmEndShoe { .. }));
     assert_eq!(
-        sent(&key(&mut model, KeyCode::Enter)),
+        sent(&keys(&mut model, "y")),
         vec![Command::EndShoe {
             reason: "shift change".into()
         }]
     );
+    let mut model = online(state(3, T::Idle, S::InPlay));
+    keys(&mut model, "eshift change");
+    key(&mut model, KeyCode::Enter);
+    assert!(keys(&mut model, "n").is_empty());
+    assert!(model.pending.is_empty());
+    assert!(model.notice.clone().unwrap().text.contains("kept"));
     let mut model = online(state(3, T::Idle, S::NoShoe));
     assert_eq!(keys(&mut model, "e"), vec![Effect::Bell]);
     assert!(refusal_text(&model).contains("no shoe to end"));
@@ -340,7 +351,7 @@ fn mute_asks_who_and_why() {
     assert_eq!(
         model.mode,
         Mode::Reason {
-            purpose: croupier_console::model::Purpose::Mute {
+            purpose: Purpose::Mute {
                 player: "bob77".into(),
                 minutes: 15
             },
@@ -619,4 +630,297 @@ fn roads_follow_the_tables_results() {
     let model = online(s);
     let stats = model.roads.stats();
     assert_eq!((stats.banker, stats.player, stats.tie), (2, 1, 1));
+}
+
+#[test]
+fn with_a_rank_typed_only_a_suit_or_a_correction_is_taken() {
+    // K then X: X is the close key, but with K waiting for its suit it is no suit, and
+    // nothing else happens (betting stays open).
+    let mut model = online(state(4, T::BettingOpen, S::InPlay));
+    keys(&mut model, "K");
+    let effects = keys(&mut model, "X");
+    assert_eq!(effects, vec![Effect::Bell]);
+    let text = refusal_text(&model);
+    assert!(text.contains("X is not a suit"), "{text}");
+    assert!(text.contains("K needs its suit"), "{text}");
+    assert!(model.pending.is_empty());
+    assert_eq!(
+        model.entry.text(),
+        "K",
+        "the rank stays, waiting for its suit"
+    );
+    // Every single-key command, in every case, is refused the same way while a rank waits.
+    for c in "nNoOxXrRuUvVeEmM?zZ!".chars() {
+        let mut model = online(dealing());
+        keys(&mut model, "9");
+        let effects = keys(&mut model, &c.to_string());
+        assert_eq!(effects, vec![Effect::Bell], "{c}");
+        assert!(refusal_text(&model).contains("is not a suit"), "{c}");
+        assert!(model.pending.is_empty(), "{c}");
+        assert_eq!(model.mode, Mode::Normal, "{c}: no question opened");
+        assert_eq!(model.entry.text(), "9", "{c}");
+    }
+    // A suit still completes the card; another rank still corrects it.
+    let mut model = online(dealing());
+    keys(&mut model, "9q");
+    assert_eq!(model.entry.text(), "Q");
+    assert_eq!(
+        sent(&keys(&mut model, "d")),
+        vec![deal("QD", Source::Keyboard)]
+    );
+    // Ten typed as 1 then 0 waits for its suit the same way.
+    let mut model = online(dealing());
+    keys(&mut model, "10");
+    assert_eq!(keys(&mut model, "x"), vec![Effect::Bell]);
+    assert!(model.pending.is_empty());
+    assert_eq!(model.entry.text(), "10");
+}
+
+#[test]
+fn a_pacing_key_acts_only_on_the_table_it_applies_to() {
+    for (typed, table, reason) in [
+        ("x", dealing(), "betting is not open: the table is DEALING"),
+        ("o", dealing(), "round T01-S0003-H017 is under way"),
+        (
+            "o",
+            state(2, T::Idle, S::AwaitingBurn),
+            "the burn card is due first",
+        ),
+        ("o", state(2, T::Idle, S::NoShoe), "no shoe is open"),
+        ("n", state(2, T::Idle, S::InPlay), "T01-S0003 is in play"),
+        ("r", dealing(), "no result to confirm: the table is DEALING"),
+        ("e", dealing(), "cannot end the shoe while a round is open"),
+    ] {
+        let mut model = online(table);
+        assert_eq!(keys(&mut model, typed), vec![Effect::Bell], "{typed}");
+        let text = refusal_text(&model);
+        assert!(text.contains(reason), "{typed}: {text}");
+        assert!(model.pending.is_empty(), "{typed}");
+        assert_eq!(model.mode, Mode::Normal, "{typed}");
+    }
+    // Before the table's first state there is nothing to act on.
+    let mut model = Model::new("T01", "maria", 0, "c");
+    assert_eq!(keys(&mut model, "x"), vec![Effect::Bell]);
+    assert!(refusal_text(&model).contains("not connected to the table yet"));
+    // R confirms only what is shown: not while a command that changes it is on its way.
+    let mut model = online(state(9, T::Result, S::InPlay));
+    update(&mut model, Action::Disconnected("gone".into()));
+    scan(&mut model, "7S");
+    assert_eq!(keys(&mut model, "r"), vec![Effect::Bell]);
+    assert!(refusal_text(&model).contains("wait: 7S is not answered yet"));
+    assert_eq!(model.pending.len(), 1);
+}
+
+/// The hand of `dealing()` with one more card: the reader went on dealing.
+fn dealt_on(seq: u64, cards: &[(&str, pb::Side)]) -> pb::TableState {
+    let mut s = dealing();
+    s.seq = seq;
+    s.cards = dealt(cards);
+    s
+}
+
+#[test]
+fn an_undo_question_is_withdrawn_when_the_reader_deals_on() {
+    // Asked for Q♥; the reader deals 7♠ before the reason is in: withdrawn, with a
+    // message naming both, and Enter then sends nothing.
+    let mut model = online(dealt_on(10, &[("QH", pb::Side::Player)]));
+    keys(&mut model, "u");
+    assert!(matches!(
+        &model.mode,
+        Mode::Reason { purpose: Purpose::Undo { card: c, .. }, .. } if *c == card("QH")
+    ));
+    keys(&mut model, "misre");
+    let next = dealt_on(11, &[("QH", pb::Side::Player), ("7S", pb::Side::Banker)]);
+    let effects = update(&mut model, Action::State(Box::new(next)));
+    assert_eq!(effects, vec![Effect::Bell]);
+    assert_eq!(model.mode, Mode::Normal);
+    assert_eq!(
+        refusal_text(&model),
+        "undo of Q♥ withdrawn: the last card is now 7♠ (U takes it back)"
+    );
+    assert!(keys(&mut model, "ad").iter().all(|e| !matches!(
+        e,
+        Effect::Send(p) if matches!(p.command, Command::Undo { .. })
+    )));
+    assert!(
+        model
+            .pending
+            .iter()
+            .all(|p| !matches!(p.command, Command::Undo { .. }))
+    );
+
+    // A card scanned while the question is open goes to the table first: withdrawn too.
+    let mut model = online(dealt_on(10, &[("QH", pb::Side::Player)]));
+    keys(&mut model, "u");
+    assert_eq!(
+        sent(&scan(&mut model, "7S")),
+        vec![deal("7S", Source::Scanner)]
+    );
+    assert_eq!(model.mode, Mode::Normal);
+    assert!(refusal_text(&model).contains("7♠ is on its way to the table after it"));
+
+    // U while a card is on its way is refused: the last card is about to change.
+    let mut model = online(dealt_on(10, &[("QH", pb::Side::Player)]));
+    scan(&mut model, "7S");
+    assert_eq!(keys(&mut model, "u"), vec![Effect::Bell]);
+    assert!(refusal_text(&model).contains("wait: 7♠ is on its way"));
+    assert_eq!(model.mode, Mode::Normal);
+
+    // A state that does not change the hand (a bet, a chat line) keeps the question.
+    let mut model = online(dealt_on(10, &[("QH", pb::Side::Player)]));
+    keys(&mut model, "u");
+    let mut chatty = dealt_on(12, &[("QH", pb::Side::Player)]);
+    chatty.chat = chat();
+    assert!(update(&mut model, Action::State(Box::new(chatty))).is_empty());
+    keys(&mut model, "misread");
+    assert_eq!(
+        sent(&key(&mut model, KeyCode::Enter)),
+        vec![Command::Undo {
+            reason: "misread".into(),
+            card: card("QH")
+        }]
+    );
+}
+
+#[test]
+fn a_void_question_follows_the_round_and_is_withdrawn_once_it_is_over() {
+    let mut model = online(dealing());
+    keys(&mut model, "v");
+    keys(&mut model, "shoe jammed");
+    key(&mut model, KeyCode::Enter);
+    assert!(matches!(model.mode, Mode::ConfirmVoid { .. }));
+    // More cards: the same round, still open; the question stays (it shows the hand).
+    let more = dealt_on(11, &[("7H", pb::Side::Player), ("2C", pb::Side::Banker)]);
+    assert!(update(&mut model, Action::State(Box::new(more))).is_empty());
+    assert!(matches!(model.mode, Mode::ConfirmVoid { .. }));
+    // Confirmed at another console: there is no round to void any more.
+    let mut settled = dealing();
+    settled.seq = 12;
+    settled.phase = T::Settled.into();
+    assert_eq!(
+        update(&mut model, Action::State(Box::new(settled))),
+        vec![Effect::Bell]
+    );
+    assert_eq!(model.mode, Mode::Normal);
+    assert_eq!(
+        refusal_text(&model),
+        "void of T01-S0003-H017 withdrawn: the round is SETTLED"
+    );
+    // The Y that would have answered it is no key of the console now.
+    assert!(sent(&keys(&mut model, "y")).is_empty());
+    assert!(model.pending.is_empty());
+}
+
+#[test]
+fn ending_the_shoe_is_withdrawn_when_a_round_opens_meanwhile() {
+    let mut model = online(state(3, T::Idle, S::InPlay));
+    keys(&mut model, "eshift change");
+    key(&mut model, KeyCode::Enter);
+    assert!(matches!(model.mode, Mode::ConfirmEndShoe { .. }));
+    let opened = state(4, T::BettingOpen, S::InPlay);
+    assert_eq!(
+        update(&mut model, Action::State(Box::new(opened))),
+        vec![Effect::Bell]
+    );
+    assert_eq!(model.mode, Mode::Normal);
+    assert!(
+        refusal_text(&model).contains("ending T01-S0003 withdrawn: round T01-S0003-H017 opened")
+    );
+    // The Y that would have answered it is no key of the console now.
+    assert!(sent(&keys(&mut model, "y")).is_empty());
+    assert!(model.pending.is_empty());
+}
+
+#[test]
+fn a_success_says_so() {
+    let mut model = online(dealt_on(
+        10,
+        &[("7H", pb::Side::Player), ("7S", pb::Side::Banker)],
+    ));
+    keys(&mut model, "umisread");
+    key(&mut model, KeyCode::Enter);
+    ok(&mut model, dealt_on(11, &[("7H", pb::Side::Player)]));
+    let note = model.notice.clone().unwrap();
+    assert!(!note.refusal);
+    assert_eq!(note.text, "undone 7♠");
+
+    let mut model = online(dealing());
+    keys(&mut model, "mbob77 30");
+    key(&mut model, KeyCode::Enter);
+    keys(&mut model, "insults");
+    key(&mut model, KeyCode::Enter);
+    ok(&mut model, dealing());
+    assert_eq!(model.notice.clone().unwrap().text, "muted bob77 for 30 min");
+
+    let mut model = online(dealing());
+    keys(&mut model, "vjam");
+    key(&mut model, KeyCode::Enter);
+    keys(&mut model, "y");
+    let mut voided = dealing();
+    voided.seq = 11;
+    voided.phase = T::Voided.into();
+    voided.currency = "EUR".into();
+    voided.round_totals = Some(pb::RoundTotals {
+        staked_minor: 155_500,
+        returned_minor: 155_500,
+        house_result_minor: 0,
+    });
+    ok(&mut model, voided);
+    assert_eq!(
+        model.notice.clone().unwrap().text,
+        "round voided (T01-S0003-H017): €1,555.00 returned"
+    );
+}
+
+#[test]
+fn a_mute_the_table_refuses_shows_its_reason() {
+    let mut model = online(dealing());
+    keys(&mut model, "mbob777 30");
+    key(&mut model, KeyCode::Enter);
+    keys(&mut model, "insults");
+    key(&mut model, KeyCode::Enter);
+    refused(
+        &mut model,
+        "cannot mute bob777: no player bob777 has chatted, bet, sat or held money at this table",
+    );
+    assert!(refusal_text(&model).starts_with("REFUSED mute bob777: cannot mute bob777"));
+}
+
+#[test]
+fn an_old_refusal_is_cleared_when_the_round_moves_on() {
+    let mut model = online(dealing());
+    scan(&mut model, "ZZ");
+    assert!(refusal_text(&model).starts_with("SCANNER:"));
+    // Bets and chat lines are not the round moving on.
+    let mut chatty = dealing();
+    chatty.seq = 11;
+    chatty.chat = chat();
+    update(&mut model, Action::State(Box::new(chatty)));
+    assert!(model.notice.is_some());
+    // A card dealt is.
+    let next = dealt_on(12, &[("7H", pb::Side::Player), ("2C", pb::Side::Banker)]);
+    update(&mut model, Action::State(Box::new(next)));
+    assert_eq!(model.notice, None);
+}
+
+#[test]
+fn roads_cover_the_whole_shoe_not_only_the_last_59() {
+    let all: String = "BPPBTBBPBP".repeat(7);
+    let mut s = state(3, T::Idle, S::InPlay);
+    s.last_results = winners(&all[all.len() - 59..]);
+    s.roads = Some(pb::Roads {
+        bead_plate: all.clone(),
+        ..Default::default()
+    });
+    let model = online(s);
+    let stats = model.roads.stats();
+    assert_eq!(stats.hands, 70);
+    assert_eq!(
+        (stats.banker, stats.player, stats.tie),
+        (
+            u32::try_from(all.matches('B').count()).unwrap(),
+            u32::try_from(all.matches('P').count()).unwrap(),
+            7
+        )
+    );
 }

@@ -40,6 +40,7 @@ fn shots(name: &str, model: &Model) {
 
 fn rich(mut state: pb::TableState) -> pb::TableState {
     state.last_results = winners(ROADS);
+    state.roads = roads(ROADS);
     state.chat = chat();
     state
 }
@@ -123,7 +124,10 @@ fn banker_card_due() {
 #[test]
 fn result_to_confirm() {
     let model = online(result());
-    assert_eq!(view::prompt(&model).text, "RESULT: BANKER 7 – PLAYER 5");
+    assert_eq!(
+        view::prompt(&model).text,
+        "RESULT: BANKER WINS · Player 5 – Banker 7"
+    );
     shots("result", &model);
 }
 
@@ -248,7 +252,7 @@ fn banker_is_red_player_is_blue_refusals_are_red() {
         let mut model = online(result());
         let terminal = render(&model, w, h);
         assert!(
-            colours_of(terminal.backend().buffer(), "RESULT: BANKER 7")
+            colours_of(terminal.backend().buffer(), "RESULT: BANKER WINS")
                 .iter()
                 .all(|&c| c == Color::Red)
         );
@@ -281,4 +285,174 @@ fn roads_show_banker_red_and_player_blue() {
     let player = ROADS.matches('P').count();
     assert!(seen.0 >= 2 * banker, "{seen:?}");
     assert!(seen.1 >= 2 * player, "{seen:?}");
+}
+
+/// Snapshots `model` at one size under `name`.
+fn shot_at(name: &str, model: &Model, w: u16, h: u16) {
+    let terminal = render(model, w, h);
+    insta::assert_snapshot!(format!("{name}_{w}x{h}"), terminal.backend());
+}
+
+#[test]
+fn too_small_says_so_and_what_is_due() {
+    let model = online(dealing());
+    for (w, h) in [(79, 24), (80, 23), (60, 20)] {
+        shot_at("too_small", &model, w, h);
+        let screen = render(&model, w, h).backend().to_string();
+        assert!(screen.contains("TERMINAL TOO SMALL"), "{screen}");
+        assert!(screen.contains("BANKER CARD"), "{screen}");
+    }
+}
+
+#[test]
+fn a_long_message_wraps_at_words_its_start_first() {
+    let mut model = online(dealing());
+    scan(&mut model, "QH");
+    refused(
+        &mut model,
+        "cannot take back QH: the last card dealt is 7S; the croupier console sent an undo for a \
+         card that the table no longer shows as the last one of the hand, so nothing was taken \
+         back and the hand is as it was before",
+    );
+    shots("long_message", &model);
+    for (w, h) in SIZES {
+        let screen = render(&model, w, h).backend().to_string();
+        assert!(
+            screen.contains("REFUSED QH: cannot take back QH:"),
+            "{screen}"
+        );
+    }
+}
+
+#[test]
+fn the_burn_is_shown() {
+    let mut s = rich(state(3, T::Idle, S::InPlay));
+    s.burn = Some(pb::ShoeBurn {
+        exposed_card: "7H".into(),
+        burned_face_down: 7,
+    });
+    s.cards_left = 408;
+    shots("burn_shown", &online(s));
+}
+
+#[test]
+fn the_result_names_the_winner_and_its_flags_player_first() {
+    let mut s = result();
+    s.cards = dealt(&[("8H", P), ("9D", B), ("8C", P), ("9S", B)]);
+    s.player_total = 6;
+    s.banker_total = 8;
+    s.result = Some(pb::HandResult {
+        player_cards: vec!["8H".into(), "8C".into()],
+        banker_cards: vec!["9D".into(), "9S".into()],
+        player_total: 6,
+        banker_total: 8,
+        winner: pb::Winner::Banker.into(),
+        natural: true,
+        player_pair: true,
+        banker_pair: true,
+        cards_dealt: 4,
+        ..Default::default()
+    });
+    let model = online(s);
+    assert_eq!(
+        view::prompt(&model).text,
+        "RESULT: BANKER WINS · Player 6 – Banker 8 · natural · player pair · banker pair"
+    );
+    shots("result_flags", &model);
+}
+
+#[test]
+fn after_r_the_round_shows_what_it_paid() {
+    let mut s = result();
+    s.phase = T::Settled.into();
+    s.seq = 45;
+    s.round_totals = Some(pb::RoundTotals {
+        staked_minor: 155_500,
+        returned_minor: 58_500,
+        house_result_minor: 97_000,
+    });
+    shots("payout", &online(s));
+}
+
+#[test]
+fn after_e_then_n_the_new_shoe_is_shown_and_the_old_hands_are_gone() {
+    // The last round of shoe 3 on screen, then E: the shoe ends.
+    let mut model = online(result());
+    let mut ended = state(46, T::Idle, S::NoShoe);
+    ended.round_id = "T01-S0003-H017".into();
+    update(&mut model, Action::State(Box::new(ended)));
+    // N: the table opens shoe 4 with no round, no cards, no results yet.
+    let mut fresh = state(47, T::Idle, S::AwaitingBurn);
+    fresh.shoe_id = "T01-S0004".into();
+    fresh.round_id = String::new();
+    fresh.cards_left = 416;
+    fresh.roads = roads("");
+    update(&mut model, Action::State(Box::new(fresh)));
+    shots("new_shoe", &model);
+    let screen = render(&model, 80, 24).backend().to_string();
+    assert!(screen.contains("T01-S0004"), "{screen}");
+    assert!(!screen.contains("T01-S0003"), "{screen}");
+    assert!(!screen.contains("7♠"), "{screen}");
+}
+
+#[test]
+fn ending_the_shoe_asks_again() {
+    let mut model = online(rich(state(3, T::Idle, S::InPlay)));
+    keys(&mut model, "eshift change");
+    key(&mut model, KeyCode::Enter);
+    shots("end_shoe_confirm", &model);
+}
+
+#[test]
+fn a_stale_question_is_withdrawn_with_a_message() {
+    let mut s = dealing();
+    s.cards = dealt(&[("7H", P), ("KD", B), ("QH", P)]);
+    s.player_total = 7;
+    let mut model = online(s.clone());
+    keys(&mut model, "u");
+    shots("undo_question", &model);
+    keys(&mut model, "misre");
+    s.seq = 41;
+    s.cards = dealt(&[("7H", P), ("KD", B), ("QH", P), ("7S", B)]);
+    s.banker_total = 7;
+    update(&mut model, Action::State(Box::new(s)));
+    shots("stale_question", &model);
+}
+
+#[test]
+fn the_roads_cover_the_whole_shoe() {
+    let all = format!("{ROADS}{ROADS}PPBBT");
+    assert!(all.len() > 59);
+    let mut s = rich(state(60, T::Idle, S::InPlay));
+    s.last_results = winners(&all[all.len() - 59..]);
+    s.roads = roads(&all);
+    s.cards_left = 60;
+    let model = online(s);
+    shots("whole_shoe_roads", &model);
+    let count = |c| all.matches(c).count();
+    let stats = format!(
+        "Player {} · Banker {} · Tie {}",
+        count('P'),
+        count('B'),
+        count('T')
+    );
+    let screen = render(&model, 120, 40).backend().to_string();
+    assert!(screen.contains(&stats), "{stats}\n{screen}");
+}
+
+#[test]
+fn chat_lines_wrap() {
+    let mut s = rich(state(3, T::Idle, S::InPlay));
+    s.chat.push(pb::ChatLine {
+        at: Some(ts(0)),
+        player: "carol_the_lucky".into(),
+        text: "that was the longest banker streak I have seen all week, well played".into(),
+    });
+    s.players = 120;
+    s.bettors = 16;
+    let model = online(s);
+    shots("chat_wrapped", &model);
+    let screen = render(&model, 80, 24).backend().to_string();
+    assert!(screen.contains("120 players"), "{screen}");
+    assert!(screen.contains("bettors 16"), "{screen}");
 }

@@ -1,10 +1,16 @@
 //! The table camera's pipeline: source → overlay → low-latency H.264 → access units.
 //!
 //! ```text
-//! videotestsrc is-live | v4l2src ! videoconvert ! videoscale ! videorate ! capsfilter
-//!   ! queue leaky=downstream ! textoverlay ! videoconvert ! x264enc tune=zerolatency | openh264enc
+//! videotestsrc is-live | v4l2src ! videorate | any source ! videorate
+//!   ! videoconvert ! videoscale ! capsfilter I420,WxH,FPS
+//!   ! queue leaky=downstream ! textoverlay
+//!   ! x264enc tune=zerolatency | openh264enc ! capsfilter profile=constrained-baseline
 //!   ! h264parse config-interval=-1 ! capsfilter byte-stream,au ! appsink
 //! ```
+//! Every source reaches the encoder as 8-bit 4:2:0 (I420) at the configured size and rate,
+//! whatever it gives (a camera's YUY2 or 10-bit frames, the test pattern's 10-bit 4:4:4):
+//! left to negotiate, x264 takes the richest format offered and makes High 4:4:4
+//! Predictive, which browsers, phones and hardware decoders do not play.
 //! The pipeline runs on a real-time (Unix) clock, so a buffer's running time plus the
 //! pipeline's base time is the wall-clock time it was captured at: that is the
 //! `capture_time_unix_ns` every access unit carries, from which viewers measure delay.
@@ -23,6 +29,7 @@ use gstreamer_video as gst_video;
 use crate::error::StreamingError;
 use crate::h264;
 use crate::pipeline::{Owned, add_chain, bus_error, make, set_state};
+use crate::sps::{self, Sps};
 
 /// Where the picture comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +38,12 @@ pub enum VideoSource {
     TestPattern,
     /// A V4L2 camera, e.g. `/dev/video0`.
     Camera(PathBuf),
+    /// Any other GStreamer source, written as for `gst-launch-1.0`: a camera behind a
+    /// decoder (`v4l2src device=/dev/video0 ! jpegdec`), a network camera
+    /// (`rtspsrc location=… ! decodebin`), or a test source in a given format
+    /// (`videotestsrc is-live=true ! capsfilter caps=video/x-raw,format=YUY2`: the last
+    /// item must be an element, not bare caps). Its one unlinked pad is the picture.
+    Launch(String),
 }
 
 /// Which H.264 encoder to use.
@@ -153,17 +166,7 @@ impl Encoder {
         crate::pipeline::init()?;
         let pipeline = Owned(gst::Pipeline::with_name("camera"));
         let (encoder, encoder_name) = make_encoder(config)?;
-        let mut chain = source_chain(config)?;
-        let raw_caps = gst::Caps::builder("video/x-raw")
-            .field("width", i32::try_from(config.width).unwrap_or(i32::MAX))
-            .field("height", i32::try_from(config.height).unwrap_or(i32::MAX))
-            .field(
-                "framerate",
-                gst::Fraction::new(i32::try_from(config.fps).unwrap_or(30), 1),
-            )
-            .build();
-        let raw_filter = make("capsfilter", "raw-caps")?;
-        raw_filter.set_property("caps", &raw_caps);
+        let mut chain = encoder_input(config)?;
         // A slow encoder drops frames here instead of backing the camera up (an unpaced
         // source waits instead: every frame it makes is encoded).
         let queue = make("queue", "to-encoder")?;
@@ -182,7 +185,15 @@ impl Encoder {
             "text",
             format!("{}  waiting for the table…", config.table_id),
         );
-        let convert = make("videoconvert", "to-encoder-format")?;
+        // The profile every decoder takes (x264's `ultrafast` uses no more than it anyway);
+        // asked on the encoder's output, it also keeps x264 to 8-bit 4:2:0 input.
+        let profile_filter = make("capsfilter", "profile")?;
+        profile_filter.set_property(
+            "caps",
+            gst::Caps::builder("video/x-h264")
+                .field("profile", PROFILE)
+                .build(),
+        );
         let parse = make("h264parse", "parse")?;
         // SPS/PPS before every IDR, so that any keyframe is a starting point.
         parse.set_property("config-interval", -1i32);
@@ -202,11 +213,10 @@ impl Encoder {
             .drop(true)
             .build();
         chain.extend([
-            raw_filter,
             queue,
             overlay.clone(),
-            convert,
             encoder,
+            profile_filter,
             parse,
             h264_filter,
             sink.clone().upcast(),
@@ -274,27 +284,56 @@ impl Drop for Encoder {
     }
 }
 
-fn source_chain(config: &EncoderConfig) -> Result<Vec<gst::Element>, StreamingError> {
-    match &config.source {
+/// The H.264 profile asked of either encoder: Constrained Baseline, which every browser,
+/// phone and hardware decoder plays.
+const PROFILE: &str = "constrained-baseline";
+
+/// The pixel format the encoder is given: 8-bit 4:2:0, what every H.264 decoder takes.
+const ENCODER_FORMAT: &str = "I420";
+
+/// The source and what makes its picture the encoder's input, the same for every source:
+/// converted to [`ENCODER_FORMAT`], scaled to the configured size, and (for a source whose
+/// rate is its own) paced to the configured rate.
+fn encoder_input(config: &EncoderConfig) -> Result<Vec<gst::Element>, StreamingError> {
+    let mut chain = match &config.source {
         VideoSource::TestPattern => {
             let src = make("videotestsrc", "source")?;
             src.set_property("is-live", config.live);
             src.set_property_from_str("pattern", "smpte");
             // Moving, so the encoder has motion to code, as with a real table.
             src.set_property("horizontal-speed", 4i32);
-            Ok(vec![src])
+            // It draws at the rate asked: a videorate would only hold a frame back.
+            vec![src]
         }
         VideoSource::Camera(device) => {
             let src = make("v4l2src", "source")?;
             src.set_property("device", device.to_string_lossy().as_ref());
-            Ok(vec![
-                src,
-                make("videoconvert", "camera-convert")?,
-                make("videoscale", "camera-scale")?,
-                make("videorate", "camera-rate")?,
-            ])
+            vec![src, make("videorate", "source-rate")?]
         }
-    }
+        VideoSource::Launch(description) => {
+            crate::pipeline::init()?;
+            let src = gst::parse::bin_from_description_with_name(description, true, "source")
+                .map_err(|e| StreamingError::Config(format!("source `{description}`: {e}")))?;
+            vec![src.upcast(), make("videorate", "source-rate")?]
+        }
+    };
+    let caps = gst::Caps::builder("video/x-raw")
+        .field("format", ENCODER_FORMAT)
+        .field("width", i32::try_from(config.width).unwrap_or(i32::MAX))
+        .field("height", i32::try_from(config.height).unwrap_or(i32::MAX))
+        .field(
+            "framerate",
+            gst::Fraction::new(i32::try_from(config.fps).unwrap_or(30), 1),
+        )
+        .build();
+    let filter = make("capsfilter", "encoder-input")?;
+    filter.set_property("caps", &caps);
+    chain.extend([
+        make("videoconvert", "source-convert")?,
+        make("videoscale", "source-scale")?,
+        filter,
+    ]);
+    Ok(chain)
 }
 
 fn make_encoder(config: &EncoderConfig) -> Result<(gst::Element, &'static str), StreamingError> {
@@ -353,6 +392,9 @@ fn unit_maker(
         let keyframe = h264::is_idr(&data);
         let codec_config = if keyframe {
             if let Some(sets) = h264::parameter_sets(&data) {
+                if config.as_ref() != Some(&sets) {
+                    log_stream_format(&sets);
+                }
                 config = Some(sets);
             }
             config.clone()
@@ -375,6 +417,18 @@ fn unit_maker(
             codec_config,
         });
         Ok(gst::FlowSuccess::Ok)
+    }
+}
+
+/// Says what the encoder makes, once and whenever it changes: an operator sees at start
+/// whether viewers' browsers and phones can play it.
+fn log_stream_format(parameter_sets: &[u8]) {
+    match Sps::from_annex_b(parameter_sets) {
+        Ok(sps) => match sps::playable(&sps) {
+            Ok(()) => tracing::info!(format = %sps, "encoding H.264"),
+            Err(e) => tracing::warn!(format = %sps, "encoding {e}"),
+        },
+        Err(e) => tracing::warn!("the encoder's SPS cannot be read: {e}"),
     }
 }
 

@@ -29,6 +29,9 @@ pub enum StreamingError {
     Timeout(std::time::Duration),
     #[error("an access unit was refused: {0}")]
     BadUnit(String),
+    /// A file that is not the MP4 it should be, with what is wrong in it.
+    #[error("{path}: {problem}")]
+    BadMp4 { path: String, problem: String },
 }
 
 impl StreamingError {

@@ -55,6 +55,13 @@ pub fn parameter_sets(data: &[u8]) -> Option<Vec<u8>> {
     (sps && pps).then_some(sets)
 }
 
+/// The first SPS unit of `data`, with its start code: what [`crate::sps::Sps::parse`] reads.
+pub fn sps(data: &[u8]) -> Option<&[u8]> {
+    nal_units(data)
+        .into_iter()
+        .find(|u| nal_type(u) == Some(NAL_SPS))
+}
+
 /// Positions of every start code and its length (3 or 4 bytes).
 fn start_codes(data: &[u8]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
@@ -112,6 +119,12 @@ mod tests {
         );
         assert_eq!(parameter_sets(&join(&[SPS, IDR])), None);
         assert_eq!(parameter_sets(SLICE), None);
+    }
+
+    #[test]
+    fn the_sps_is_found_among_the_units() {
+        assert_eq!(sps(&join(&[PPS, SPS, IDR])), Some(SPS));
+        assert_eq!(sps(&join(&[PPS, IDR])), None);
     }
 
     #[test]

@@ -22,10 +22,11 @@ mod overlay;
 mod pipeline;
 mod publisher;
 mod recorder;
+pub mod sps;
 
 pub use encoder::{Encoder, EncoderConfig, EncoderKind, VideoSource};
 pub use error::StreamingError;
-pub use mp4_check::decode_mp4;
+pub use mp4_check::{decode_mp4, mp4_sps};
 pub use overlay::Overlay;
 pub use pipeline::{has_element, init};
 pub use publisher::{Publisher, PublisherStats};

@@ -1,8 +1,10 @@
 //! The text burnt into the picture: table, round, phase and countdown, the cards so far and
-//! the last result, from the table's state as WatchTable streams it.
+//! the last result, from the table's state as WatchTable streams it. Totals read Player
+//! first, as on every screen of the table (`Player 0 – Banker 7`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use banco_rules::{Score, Winner};
 use banco_wire::pb;
 
 /// What the overlay shows, kept across states (the last result outlives its round).
@@ -70,12 +72,18 @@ impl Overlay {
             ));
         }
         if let Some((round_id, result)) = &self.last_result {
-            lines.push(format!(
-                "last {round_id}: {} {}-{}",
-                winner_name(result.winner()),
-                result.player_total,
-                result.banker_total
-            ));
+            let total = |t: u32| u8::try_from(t).unwrap_or(u8::MAX);
+            let score = Score {
+                player: total(result.player_total),
+                banker: total(result.banker_total),
+            };
+            // The winner named from the score shown, so that the two cannot disagree.
+            let winner = match score.winner() {
+                Winner::Player => "Player wins",
+                Winner::Banker => "Banker wins",
+                Winner::Tie => "Tie",
+            };
+            lines.push(format!("last {round_id}: {winner}, {score}"));
         }
         lines.join("\n")
     }
@@ -91,15 +99,6 @@ fn phase_name(phase: pb::TablePhase) -> &'static str {
         pb::TablePhase::Result => "RESULT",
         pb::TablePhase::Settled => "SETTLED",
         pb::TablePhase::Voided => "VOID",
-    }
-}
-
-fn winner_name(winner: pb::Winner) -> &'static str {
-    match winner {
-        pb::Winner::Player => "PLAYER",
-        pb::Winner::Banker => "BANKER",
-        pb::Winner::Tie => "TIE",
-        pb::Winner::Unspecified => "?",
     }
 }
 
@@ -198,7 +197,7 @@ mod tests {
             overlay.text("T01", at(0)),
             "T01  round T01-S0001-H001  RESULT\n\
              Player 9S AD (0)   Banker KH 7C (7)\n\
-             last T01-S0001-H001: BANKER 0-7"
+             last T01-S0001-H001: Banker wins, Player 0 – Banker 7"
         );
         overlay.update(
             pb::TableState {
@@ -211,7 +210,43 @@ mod tests {
         );
         assert_eq!(
             overlay.text("T01", at(0)),
-            "T01  round T01-S0001-H002  NO MORE BETS\nlast T01-S0001-H001: BANKER 0-7"
+            "T01  round T01-S0001-H002  NO MORE BETS\n\
+             last T01-S0001-H001: Banker wins, Player 0 – Banker 7"
         );
+    }
+
+    #[test]
+    fn the_last_result_names_the_winner_with_the_score_player_first() {
+        for (player_total, banker_total, shown) in [
+            (
+                8,
+                4,
+                "last T01-S0001-H007: Player wins, Player 8 – Banker 4",
+            ),
+            (
+                7,
+                9,
+                "last T01-S0001-H007: Banker wins, Player 7 – Banker 9",
+            ),
+            (5, 5, "last T01-S0001-H007: Tie, Player 5 – Banker 5"),
+        ] {
+            let mut overlay = Overlay::default();
+            overlay.update(
+                pb::TableState {
+                    table_id: "T01".to_owned(),
+                    round_id: "T01-S0001-H007".to_owned(),
+                    phase: pb::TablePhase::Settled.into(),
+                    result: Some(pb::HandResult {
+                        player_total,
+                        banker_total,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                at(0),
+            );
+            let text = overlay.text("T01", at(0));
+            assert_eq!(text.lines().last(), Some(shown), "{text}");
+        }
     }
 }

@@ -4,8 +4,10 @@
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use banco_streaming::sps::{Sps, playable, playable_keyframes};
 use banco_streaming::{
-    Encoder, EncoderConfig, Recorder, RecorderOptions, StreamingError, decode_mp4, h264,
+    Encoder, EncoderConfig, EncoderKind, Recorder, RecorderOptions, StreamingError, VideoSource,
+    decode_mp4, h264, mp4_sps,
 };
 use banco_wire::pb;
 
@@ -54,6 +56,20 @@ fn encode(
     }
     drop(encoder);
     Ok(units)
+}
+
+/// The SPS of every keyframe, each one browsers play at the configured size; the first is
+/// returned.
+fn playable_sps(config: &EncoderConfig, units: &[pb::VideoAccessUnit]) -> Sps {
+    let found = playable_keyframes(units).unwrap_or_else(|e| panic!("{e}"));
+    for sps in &found {
+        assert_eq!((sps.width, sps.height), (config.width, config.height));
+    }
+    println!(
+        "{:?} from {:?}: {}",
+        config.encoder, config.source, found[0]
+    );
+    found[0]
 }
 
 fn now_ns() -> i64 {
@@ -201,4 +217,88 @@ fn an_unpaced_source_encodes_every_frame_as_fast_as_it_can() {
         recorder.push(unit).expect("push");
     }
     assert_eq!(recorder.finish().expect("finish").frames_decoded, 90);
+}
+
+/// The test pattern through `encoder`: every keyframe's SPS is one browsers play.
+fn test_pattern_plays_everywhere(encoder: EncoderKind) {
+    let mut config = small_config();
+    config.encoder = encoder;
+    let units = or_skip!(encode(&config, 21));
+    playable_sps(&config, &units);
+}
+
+#[test]
+fn x264_from_the_test_pattern_is_8_bit_4_2_0_in_a_profile_browsers_play() {
+    test_pattern_plays_everywhere(EncoderKind::X264);
+}
+
+#[test]
+fn openh264_from_the_test_pattern_is_8_bit_4_2_0_in_a_profile_browsers_play() {
+    test_pattern_plays_everywhere(EncoderKind::OpenH264);
+}
+
+/// A source in the formats cameras give (4:2:2 as YUY2 or from an MJPEG decoder, 10-bit
+/// 4:4:4 or 4:2:2), at another size and rate than asked: converted, scaled and paced into
+/// the same 8-bit 4:2:0 as the test pattern, as a V4L2 camera's picture is.
+#[test]
+fn a_camera_in_any_format_is_encoded_to_8_bit_4_2_0() {
+    let cases = [
+        ("Y444_10LE", EncoderKind::X264),
+        ("I422_10LE", EncoderKind::X264),
+        ("YUY2", EncoderKind::X264),
+        ("Y42B", EncoderKind::X264),
+        ("Y444_10LE", EncoderKind::OpenH264),
+    ];
+    for (format, encoder) in cases {
+        let mut config = small_config();
+        config.encoder = encoder;
+        config.source = VideoSource::Launch(format!(
+            "videotestsrc is-live=true pattern=ball ! \
+             capsfilter caps=video/x-raw,format={format},width=640,height=480,framerate=60/1"
+        ));
+        let units = or_skip!(encode(&config, 11));
+        playable_sps(&config, &units);
+    }
+}
+
+/// A round's clip as the broadcaster's clip writer records it (the units as received,
+/// into MP4 without decoding): its `avcC` holds a playable SPS.
+#[test]
+fn a_stored_clip_plays_in_browsers_and_phones() {
+    for encoder in [EncoderKind::X264, EncoderKind::OpenH264] {
+        let mut config = small_config();
+        config.encoder = encoder;
+        let units = or_skip!(encode(&config, 20));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("T01-S0001-H001.mp4");
+        let mut recorder = or_skip!(Recorder::start(&RecorderOptions {
+            mp4: Some(path.clone()),
+            decode: false,
+        }));
+        for unit in &units {
+            recorder.push(unit).expect("push");
+        }
+        recorder.finish().expect("finish");
+        let sps = mp4_sps(&path).unwrap_or_else(|e| panic!("{e}"));
+        println!("{encoder:?} clip: {sps}");
+        if let Err(e) = playable(&sps) {
+            panic!("{encoder:?} clip ({sps}): {e}");
+        }
+        assert_eq!(
+            sps,
+            playable_sps(&config, &units),
+            "the clip keeps the SPS sent"
+        );
+    }
+}
+
+#[test]
+fn a_source_description_that_does_not_parse_is_refused_naming_it() {
+    let mut config = small_config();
+    config.source = VideoSource::Launch("no-such-element-here".to_owned());
+    let err = Encoder::start(&config, |_| {}, |_| {}).expect_err("bad source");
+    assert!(
+        err.to_string().contains("source `no-such-element-here`"),
+        "{err}"
+    );
 }

@@ -6,6 +6,7 @@
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
 //! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
+//! - [`webdriver`]: headless Chromium through chromedriver, for the player page.
 
 pub mod archive;
 pub mod clients;
@@ -13,6 +14,7 @@ pub mod metrics;
 pub mod model;
 pub mod outbox;
 pub mod procs;
+pub mod webdriver;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -358,6 +358,11 @@ pub fn start_archive(
     if let Some(path) = table_key_pub {
         args.extend(["--table-key-pub".into(), path.into()]);
     }
+    // Without an SQLite file the clips would go to `clips` in the working directory: the
+    // source tree, and one folder locked by every PostgreSQL archive the tests start.
+    if !db_url.starts_with("sqlite:") {
+        args.extend(["--clips".into(), keys.dir.join("archive-clips").into()]);
+    }
     Service::start("archive", &args)
 }
 

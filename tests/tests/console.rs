@@ -5,9 +5,11 @@
 //! Three full rounds: new shoe and burn (scanned), open betting, a bet, close betting, the
 //! cards scanned as the table asks for them (with misreads the console refuses), the result
 //! on screen checked against the table's own state, confirmed and paid (the player's
-//! balance checked against the results shown). Then the link is cut mid-hand: two cards
-//! typed while it is down are held, shown as pending, and sent once the broadcaster is back
-//! on the same address; the table has each exactly once.
+//! balance checked against the results shown). A fourth round: K then X is refused as no
+//! suit and betting stays open; the last card is taken back (U), and the reader reads it
+//! again as it comes out of the shoe again. Then the link is cut mid-hand: two cards typed
+//! while it is down are held, shown as pending, and sent once the broadcaster is back on
+//! the same address; the table has each exactly once.
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader};
@@ -153,6 +155,29 @@ impl ShoeSim {
             .map(str::to_owned)
             .collect()
     }
+
+    /// Each card it read for `round`, in order: `(index, card)`, a card read again after
+    /// an undo listed again.
+    fn reads(&self, round: &str) -> Vec<(usize, String)> {
+        let prefix = format!("shoe-sim: {round}: card ");
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .filter_map(|l| l.split_once(" is "))
+            .map(|(n, card)| (n.parse().unwrap(), card.to_owned()))
+            .collect()
+    }
+
+    /// The cards of `round` as the reader last read them, in dealing order.
+    fn cards(&self, round: &str) -> Vec<String> {
+        let mut cards = Vec::new();
+        for (n, card) in self.reads(round) {
+            cards.truncate(n - 1);
+            cards.push(card);
+        }
+        cards
+    }
 }
 
 impl Drop for ShoeSim {
@@ -183,6 +208,21 @@ fn table_state(url: &str, token: &Path) -> String {
     run_ok(command)
 }
 
+/// The round id in `banco croupier state`'s `round T01-S0001-H001` line.
+fn state_round(state: &str) -> String {
+    let line = state.lines().find(|l| l.starts_with("round ")).unwrap();
+    line["round ".len()..].trim().to_owned()
+}
+
+/// Every card in `banco croupier state`'s `cards P:7C B:QH …` line, in dealing order.
+fn state_cards(state: &str) -> Vec<String> {
+    let line = state.lines().find(|l| l.starts_with("cards ")).unwrap();
+    line.split_whitespace()
+        .filter_map(|w| w.strip_prefix("P:").or_else(|| w.strip_prefix("B:")))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The cards of one side in `banco croupier state`'s `cards P:7C B:QH …` line, as the
 /// console draws them (`7♣`).
 fn side_cards(state: &str, side: char) -> Vec<String> {
@@ -193,15 +233,24 @@ fn side_cards(state: &str, side: char) -> Vec<String> {
         .collect()
 }
 
-/// `RESULT: BANKER 7 – PLAYER 5` → ("BANKER", player total, banker total).
+/// `RESULT: BANKER WINS · Player 5 – Banker 7` → ("BANKER", player total, banker total).
 fn screen_result(screen: &str) -> (String, u32, u32) {
     let at = screen.find("RESULT: ").unwrap();
-    let words: Vec<&str> = screen[at + 8..].split_whitespace().take(5).collect();
+    let words: Vec<&str> = screen[at + 8..]
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "·" | "WINS"))
+        .take(6)
+        .collect();
     let n = |w: &str| w.parse::<u32>().unwrap();
     match words.as_slice() {
-        ["BANKER", b, "–", "PLAYER", p] => ("BANKER".into(), n(p), n(b)),
-        ["PLAYER", p, "–", "BANKER", b] => ("PLAYER".into(), n(p), n(b)),
-        ["TIE", p, "–", b, ..] => ("TIE".into(), n(p), n(b)),
+        [
+            winner @ ("BANKER" | "PLAYER" | "TIE"),
+            "Player",
+            p,
+            "–",
+            "Banker",
+            b,
+        ] => ((*winner).to_owned(), n(p), n(b)),
         other => panic!("not a result: {other:?}"),
     }
 }
@@ -236,6 +285,7 @@ fn net(bets: &[(&str, i64)], winner: &str) -> i64 {
 }
 
 fn cents(euros: &str) -> i64 {
+    let euros = euros.trim_start_matches(|c: char| !c.is_ascii_digit());
     let (units, frac) = euros.split_once('.').unwrap();
     units.replace(',', "").parse::<i64>().unwrap() * 100 + frac.parse::<i64>().unwrap()
 }
@@ -296,12 +346,18 @@ fn three_rounds_with_a_scanner_then_a_lost_link() {
             bet.arg(format!("{on}={}.{:02}", stake / 100, stake % 100));
         }
         run_ok(bet);
-        tmux.wait("the bet on screen", |s| s.contains("bettors 1 ·"));
+        tmux.wait("the bet on screen", |s| s.contains("bettors 1 "));
         tmux.keys(&["x"]);
         let screen = tmux.wait_for("RESULT: ");
         let state = table_state(&url, &console_token);
         let shown = screen_result(&screen);
         assert_eq!(shown, state_result(&state), "{screen}\n{state}");
+        // The reader's cards, and only those: every misread was refused, nothing sent.
+        assert_eq!(
+            state_cards(&state),
+            sim.cards(&state_round(&state)),
+            "{state}"
+        );
         // The hands on screen are the table's cards.
         for (side, label) in [('P', "PLAYER"), ('B', "BANKER")] {
             let cards = side_cards(&state, side).join("  ");
@@ -311,18 +367,18 @@ fn three_rounds_with_a_scanner_then_a_lost_link() {
             );
         }
         tmux.keys(&["r"]);
-        tmux.wait_for("paid: ");
+        tmux.wait_for(", paid · ");
         expected += net(bets, &shown.0);
         winners.push(shown.0);
     }
 
-    // The roads count what was shown.
+    // The roads count what was shown, Player first.
     let screen = tmux.screen();
     let count = |w: &str| winners.iter().filter(|x| *x == w).count();
     let roads = format!(
-        "ROADS B {} P {} T {}",
-        count("BANKER"),
+        "Player {} · Banker {} · Tie {}",
         count("PLAYER"),
+        count("BANKER"),
         count("TIE")
     );
     assert!(screen.contains(&roads), "{roads}\n{screen}");
@@ -340,14 +396,67 @@ fn three_rounds_with_a_scanner_then_a_lost_link() {
         .unwrap_or_else(|| panic!("{balance}"));
     assert_eq!(cents(euros), expected, "{balance} after {winners:?}");
 
-    // Every misread was refused, nothing sent: the last one is the refusal on screen.
-    let misreads = sim.misreads();
-    assert!(!misreads.is_empty(), "the seed gave no misread");
-    let last = misreads.last().unwrap();
-    assert!(
-        screen.contains(&format!("SCANNER: `{last}` is not a card")),
-        "{last}\n{screen}"
-    );
+    // The reader misread now and then (and each round's cards were its real ones only).
+    assert!(!sim.misreads().is_empty(), "the seed gave no misread");
+
+    // K then X: X is no suit, so it is refused and betting stays open.
+    tmux.keys(&["o"]);
+    tmux.wait_for("BETTING OPEN");
+    tmux.keys(&["K", "X"]);
+    let screen = tmux.wait_for("X is not a suit: K needs its suit");
+    assert!(screen.contains("BETTING OPEN"), "{screen}");
+    let state = table_state(&url, &console_token);
+    assert!(state.contains("phase betting open"), "{state}");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the rank dropped", |s| s.contains(" card _"));
+
+    // The last card taken back: the reader reads the same card again as it comes out.
+    tmux.keys(&["x"]);
+    tmux.wait_for("RESULT: ");
+    let before = table_state(&url, &console_token);
+    let round = state_round(&before);
+    let cards = state_cards(&before);
+    let last = cards.last().unwrap().clone();
+    tmux.keys(&["u"]);
+    tmux.wait_for(&format!(
+        "Take back {}",
+        Card::parse(&last).unwrap().pretty()
+    ));
+    tmux.keys(&["misread", "Enter"]);
+    let start = Instant::now();
+    while sim
+        .reads(&round)
+        .iter()
+        .filter(|(n, _)| *n == cards.len())
+        .count()
+        < 2
+    {
+        assert!(
+            start.elapsed() < WAIT,
+            "the reader did not read {last} again after the undo: {:?}\n{}",
+            sim.reads(&round),
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The reader logs a card before it writes it: the table has it once its hand is whole.
+    let start = Instant::now();
+    let after = loop {
+        let state = table_state(&url, &console_token);
+        if state_cards(&state).len() == cards.len() {
+            break state;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the card read again never reached the table:\n{state}\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(state_cards(&after), cards, "{before}\n{after}");
+    tmux.wait_for("RESULT: ");
+    tmux.keys(&["r"]);
+    tmux.wait_for(", paid · ");
     drop(sim);
 
     // The link goes mid-hand: typed cards are held, then sent once, in order.

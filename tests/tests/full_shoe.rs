@@ -476,7 +476,26 @@ fn the_headless_demo_plays_and_verifies() {
     assert!(first.contains("archive: 5 of 5 rounds stored"), "{first}");
     assert!(first.contains("chain verified OK"), "{first}");
     assert!(first.contains("ledger and archive agree"), "{first}");
+    if first.contains("demo: video: test pattern") {
+        // Every round filmed, every clip in the archive (a clip lost is exit status 1).
+        assert!(
+            first.contains("clips: 5 of 5 rounds in the archive\n"),
+            "{first}"
+        );
+    }
     assert!(first.contains("banco audit --token-file"), "{first}");
+    // A player's one-time link to the page, beside the bots, and how to make another.
+    assert!(
+        first.contains(
+            "demo: player page for `you` (open once, within 5 minutes): http://127.0.0.1:"
+        ) && first.contains("/?code="),
+        "{first}"
+    );
+    assert!(
+        first.contains("banco launch --server http://127.0.0.1:"),
+        "{first}"
+    );
+    assert!(data.join("player-page.txt").exists());
     assert!(data.join("archive.db").exists());
     assert!(data.join("logs").join("broadcaster.log").exists());
     the_advice_works_as_printed(&first);
@@ -484,6 +503,13 @@ fn the_headless_demo_plays_and_verifies() {
     let again = run("1", &["--no-video"]);
     assert!(again.contains("archive: 1 of 1 rounds stored"), "{again}");
     assert!(again.contains("chain verified OK"), "{again}");
+    // No camera: no clip, and none lost.
+    assert!(
+        again.contains(
+            "clips: 0 of 1 rounds in the archive; 1 without video (no camera publishing)\n"
+        ),
+        "{again}"
+    );
 }
 
 /// The audit commands the demo prints, run in a shell exactly as printed (with no

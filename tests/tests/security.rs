@@ -428,15 +428,17 @@ async fn fingerprint(servers: &Servers, keys: &Keys, who: &str) -> String {
         Duration::from_secs(600),
         SystemTime::now(),
     );
-    let mut table = Croupier::new(servers.broadcaster.clone(), &croupier, TABLE, "fp");
-    let state = stable(&table.state().await.unwrap());
     let mut client =
         PlayerServiceClient::with_interceptor(servers.broadcaster.clone(), bearer(&player));
+    // The balance first: the first read of it deposits a welcome credit that is due (a
+    // journaled command), which the table's state read after it then already shows.
     let balance = client
         .get_balance(pb::GetBalanceRequest {})
         .await
         .unwrap()
         .into_inner();
+    let mut table = Croupier::new(servers.broadcaster.clone(), &croupier, TABLE, "fp");
+    let state = stable(&table.state().await.unwrap());
     let bets = client
         .my_bets(pb::MyBetsRequest::default())
         .await

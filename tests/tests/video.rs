@@ -1,7 +1,8 @@
 //! Issue 7, live video, over real processes: `banco stream` (GStreamer, test pattern)
 //! publishing to `banco broadcaster`, viewers over gRPC and `banco player video`.
 //!
-//! What a viewer receives is decoded (valid H.264, one frame per unit), a late joiner gets
+//! What a viewer receives is decoded (valid H.264, one frame per unit) and, like the round's
+//! clip in the archive, is 8-bit 4:2:0 in a profile browsers and phones play; a late joiner gets
 //! a picture from the broadcaster's GOP cache, a stalled viewer skips to a keyframe without
 //! costing a prompt one anything, the publisher comes back by itself after the broadcaster
 //! restarts, and every bad publish or watch is refused with its reason. Times are printed,
@@ -18,7 +19,8 @@ use banco_e2e::metrics::scrape;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, croupier_cli, start_archive, start_validator,
 };
-use banco_streaming::{Recorder, RecorderOptions, decode_mp4, has_element};
+use banco_streaming::sps::{Sps, playable, playable_keyframes};
+use banco_streaming::{Recorder, RecorderOptions, decode_mp4, has_element, mp4_sps};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::video_ingest_client::VideoIngestClient;
@@ -274,6 +276,21 @@ fn gaps_only_before_keyframes(units: &[pb::VideoAccessUnit]) -> usize {
     gaps
 }
 
+/// The SPS of every keyframe a viewer received, each one browsers and phones play (8-bit
+/// 4:2:0, Constrained Baseline, Main or High); the first is returned.
+fn playable_sps(units: &[pb::VideoAccessUnit]) -> Sps {
+    playable_keyframes(units).unwrap_or_else(|e| panic!("{e}"))[0]
+}
+
+/// The SPS of an MP4's `avcC`, checked to play in browsers and phones.
+fn playable_mp4(path: &Path) -> Sps {
+    let sps = mp4_sps(path).unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = playable(&sps) {
+        panic!("{} ({sps}): {e}", path.display());
+    }
+    sps
+}
+
 fn decode_all(
     units: &[pb::VideoAccessUnit],
     mp4: Option<&Path>,
@@ -317,6 +334,10 @@ async fn a_viewer_receives_h264_that_decodes_frame_for_frame() {
         );
         assert_eq!(unit.codec_config.is_some(), unit.keyframe);
     }
+    // What browsers and phones play: 8-bit 4:2:0 in a profile they all take.
+    let sps = playable_sps(&received);
+    assert_eq!((sps.width, sps.height), (320, 240));
+    println!("the viewer's stream: {sps}");
     let mp4 = studio.path("viewer.mp4");
     let summary = decode_all(&received, Some(&mp4));
     assert_eq!(summary.units, 120);
@@ -354,6 +375,11 @@ async fn a_viewer_receives_h264_that_decodes_frame_for_frame() {
         "{stdout}"
     );
     assert_eq!(decode_mp4(&out_file).unwrap(), 45);
+    assert_eq!(
+        playable_mp4(&out_file),
+        sps,
+        "the client's file keeps the stream's SPS"
+    );
     println!(
         "{}",
         stdout.lines().rev().take(2).collect::<Vec<_>>().join("\n")
@@ -927,7 +953,10 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
     // Betting closed to the result plus the tail: well over a second of 30 fps video.
     let frames = decode_mp4(&fetched).unwrap();
     assert!(frames >= 45, "the clip decodes to {frames} frames");
-    println!("round {round}: clip of {frames} frames, sha256 {recorded_sha}");
+    // And plays in browsers and phones: 8-bit 4:2:0 in a profile they all take.
+    let sps = playable_mp4(&fetched);
+    assert_eq!((sps.width, sps.height), (320, 240));
+    println!("round {round}: clip of {frames} frames ({sps}), sha256 {recorded_sha}");
 
     // Edited in the archive's clip folder: GetClip refuses to serve it as the round's.
     let archived = dir.path().join("clips").join(format!("{round}.mp4"));

@@ -16,7 +16,7 @@ use tonic::Status;
 
 use crate::error::ArchiveError;
 use crate::hexbytes::to_hex;
-use crate::store::ClipRow;
+use crate::store::{ClipOf, ClipRow, MissingClipRow};
 
 /// Largest clip taken: a round of several minutes at a studio bitrate stays far below.
 pub const MAX_CLIP_BYTES: u64 = 4 << 30;
@@ -293,6 +293,75 @@ impl From<&ClipRow> for pb::ClipRef {
             size_bytes: u64::try_from(clip.size_bytes).unwrap_or(0),
             sha256: crate::hexbytes::hex_to_bytes_lossy(&clip.sha256),
         }
+    }
+}
+
+/// What a record says of its round's clip, as rows; names the field that is wrong.
+pub fn clip_of(record: &pb::RoundRecord) -> Result<ClipOf, ArchiveError> {
+    match (&record.clip, &record.clip_missing) {
+        (None, None) => Ok(ClipOf::Unsaid),
+        (Some(_), Some(_)) => Err(ArchiveError::BadRecord {
+            field: "record.clip_missing".to_owned(),
+            why: "set together with `record.clip`: a round has its clip or says why not".to_owned(),
+        }),
+        (Some(clip), None) => Ok(ClipOf::Clip(clip_row(clip)?)),
+        (None, Some(missing)) => Ok(ClipOf::Missing(missing_row(missing)?)),
+    }
+}
+
+/// A record's ClipMissing as a row; names the field that is wrong.
+pub fn missing_row(missing: &pb::ClipMissing) -> Result<MissingClipRow, ArchiveError> {
+    let reason = match pb::ClipMissingReason::try_from(missing.reason) {
+        Ok(pb::ClipMissingReason::Unspecified) => {
+            return Err(ArchiveError::bad_request(
+                "record.clip_missing.reason",
+                "unspecified: say why the round has no clip",
+            ));
+        }
+        Ok(reason) => reason,
+        Err(_) => {
+            return Err(ArchiveError::bad_request(
+                "record.clip_missing.reason",
+                format!("{}: not a ClipMissingReason", missing.reason),
+            ));
+        }
+    };
+    if missing.detail.len() > banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES {
+        return Err(ArchiveError::bad_request(
+            "record.clip_missing.detail",
+            format!(
+                "{} bytes: at most {}",
+                missing.detail.len(),
+                banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES
+            ),
+        ));
+    }
+    Ok(MissingClipRow {
+        reason: reason_text(reason),
+        detail: missing.detail.clone(),
+    })
+}
+
+/// `no_video` for `CLIP_MISSING_REASON_NO_VIDEO`, and so on.
+fn reason_text(reason: pb::ClipMissingReason) -> String {
+    let name = reason.as_str_name();
+    name.strip_prefix("CLIP_MISSING_REASON_")
+        .unwrap_or(name)
+        .to_ascii_lowercase()
+}
+
+impl TryFrom<&MissingClipRow> for pb::ClipMissing {
+    type Error = ArchiveError;
+
+    fn try_from(row: &MissingClipRow) -> Result<pb::ClipMissing, ArchiveError> {
+        let name = format!("CLIP_MISSING_REASON_{}", row.reason.to_ascii_uppercase());
+        let reason = pb::ClipMissingReason::from_str_name(&name).ok_or_else(|| {
+            ArchiveError::Corrupt(format!("clips_missing.reason `{}`", row.reason))
+        })?;
+        Ok(pb::ClipMissing {
+            reason: reason.into(),
+            detail: row.detail.clone(),
+        })
     }
 }
 

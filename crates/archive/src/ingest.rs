@@ -191,6 +191,7 @@ fn checked_with(
     let row = round_row(&sealed.round);
     let bets = bet_rows(&sealed.round);
     let export = crate::export::lines_of(&row, &bets, sealed.seq, &sealed.hash);
+    let clip = crate::clips::clip_of(record)?;
     Ok(OwnedRound {
         row,
         bets,
@@ -201,6 +202,7 @@ fn checked_with(
         key_id: sealed.key_id,
         table_record: crate::packed::pack(&record.table_record),
         export,
+        clip,
     })
 }
 

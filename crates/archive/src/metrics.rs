@@ -10,20 +10,16 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use banco_serving::RequestMetrics;
+
 use crate::error::ArchiveError;
 use crate::store::Appended;
 
 type Label = [(&'static str, &'static str); 1];
-type Labels = [(&'static str, &'static str); 2];
 
 fn batch_sizes() -> Histogram {
     // 1, 2, 4, … 1,024 (AppendBatch takes at most 1,000 records).
     Histogram::new(exponential_buckets(1.0, 2.0, 11))
-}
-
-fn query_seconds() -> Histogram {
-    // 100 µs to about 3 s.
-    Histogram::new(exponential_buckets(0.000_1, 2.0, 16))
 }
 
 /// The archive's metrics; cheap to clone.
@@ -33,8 +29,7 @@ pub struct ArchiveMetrics {
     refused: Family<Label, Counter>,
     batch: Histogram,
     stored: Gauge,
-    queries: Family<Labels, Counter>,
-    latency: Family<Label, Histogram, fn() -> Histogram>,
+    requests: RequestMetrics,
 }
 
 impl ArchiveMetrics {
@@ -45,8 +40,14 @@ impl ArchiveMetrics {
             refused: Family::default(),
             batch: batch_sizes(),
             stored: Gauge::default(),
-            queries: Family::default(),
-            latency: Family::new_with_constructor(query_seconds),
+            requests: RequestMetrics::register(
+                registry,
+                "banco_archive",
+                "ArchiveService requests, by rpc and result (ok, or the gRPC code of the error)",
+                "Time to answer an ArchiveService request (for streams: to start answering), by rpc",
+                // From 100 µs to about 3 s: each is a query of the database.
+                Duration::from_micros(100),
+            ),
         };
         metrics.stored.set(stored);
         registry.register(
@@ -68,16 +69,6 @@ impl ArchiveMetrics {
             "banco_archive_stored_rounds",
             "Rounds in the archive",
             metrics.stored.clone(),
-        );
-        registry.register(
-            "banco_archive_requests",
-            "ArchiveService requests, by rpc and result (ok, or the gRPC code of the error)",
-            metrics.queries.clone(),
-        );
-        registry.register(
-            "banco_archive_request_duration_seconds",
-            "Time to answer an ArchiveService request (for streams: to start answering), by rpc",
-            metrics.latency.clone(),
         );
         metrics
     }
@@ -119,23 +110,12 @@ impl ArchiveMetrics {
     }
 
     /// One answered request.
-    pub(crate) fn request(&self, rpc: &'static str, code: tonic::Code, took: Duration) {
-        let result = match code {
-            tonic::Code::Ok => "ok",
-            tonic::Code::InvalidArgument => "invalid_argument",
-            tonic::Code::NotFound => "not_found",
-            tonic::Code::PermissionDenied => "permission_denied",
-            tonic::Code::Unauthenticated => "unauthenticated",
-            tonic::Code::FailedPrecondition => "failed_precondition",
-            tonic::Code::AlreadyExists => "already_exists",
-            tonic::Code::DataLoss => "data_loss",
-            _ => "other_error",
-        };
-        self.queries
-            .get_or_create(&[("rpc", rpc), ("result", result)])
-            .inc();
-        self.latency
-            .get_or_create(&[("rpc", rpc)])
-            .observe(took.as_secs_f64());
+    pub(crate) fn request<T>(
+        &self,
+        rpc: &'static str,
+        result: &Result<T, tonic::Status>,
+        took: Duration,
+    ) {
+        self.requests.observe_status(rpc, result, took);
     }
 }

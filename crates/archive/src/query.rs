@@ -105,6 +105,12 @@ pub async fn get_round(store: &Store, round_id: &str) -> Result<pb::RoundRecord,
         Some(stored) => {
             let mut record = record_of(stored)?;
             record.clip = store.clip(round_id).await?.as_ref().map(pb::ClipRef::from);
+            record.clip_missing = store
+                .clip_missing(round_id)
+                .await?
+                .as_ref()
+                .map(pb::ClipMissing::try_from)
+                .transpose()?;
             Ok(record)
         }
         None => Err(ArchiveError::NotFound(format!(

@@ -368,6 +368,7 @@ pub fn round_record(
         bets: player_bets(round),
         shoe_events: shoe_events(round),
         clip: None,
+        clip_missing: None,
         prev_hash: hex_to_bytes_lossy(&chain.prev_hash),
         hash: hex_to_bytes_lossy(&chain.hash),
         signature: hex_to_bytes_lossy(&chain.signature),

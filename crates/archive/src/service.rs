@@ -14,13 +14,13 @@ use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::clips::{ClipFolder, clip_row};
+use crate::clips::{ClipFolder, clip_of};
 use crate::error::ArchiveError;
 use crate::export::{self, Format};
 use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::{self, TrustedKeys};
 use crate::metrics::ArchiveMetrics;
-use crate::store::{Appended, ClipPut, Store};
+use crate::store::{Appended, ClipOf, ClipPut, Store};
 use crate::{query, stats, verify};
 
 /// Every role the interceptor lets through; each handler then admits its own.
@@ -59,10 +59,7 @@ impl ArchiveServer {
 
     fn count<T>(&self, rpc: &'static str, result: &Result<T, Status>, started: Instant) {
         if let Some(metrics) = &self.metrics {
-            let code = result
-                .as_ref()
-                .map_or_else(Status::code, |_| tonic::Code::Ok);
-            metrics.request(rpc, code, started.elapsed());
+            metrics.request(rpc, result, started.elapsed());
         }
     }
 
@@ -70,36 +67,38 @@ impl ArchiveServer {
         self.clips.as_ref().ok_or(ArchiveError::NoClipFolder)
     }
 
-    /// A record's clip, checked against the uploaded file before anything is stored.
-    async fn checked_clip(
-        &self,
-        record: &pb::RoundRecord,
-    ) -> Result<Option<crate::store::ClipRow>, ArchiveError> {
-        let Some(clip) = &record.clip else {
-            return Ok(None);
-        };
-        let row = clip_row(clip)?;
-        self.clips()?.check(&record.round_id, &row).await?;
-        Ok(Some(row))
+    /// What a record says of its clip reads, and the clip it names is the one uploaded:
+    /// checked before anything is stored.
+    async fn check_clip(&self, record: &pb::RoundRecord) -> Result<(), ArchiveError> {
+        if let ClipOf::Clip(clip) = clip_of(record)? {
+            self.clips()?.check(&record.round_id, &clip).await?;
+        }
+        Ok(())
     }
 
-    /// Records `clip` as the clip of a round that is stored (not of one refused); refuses
-    /// a clip other than the one already recorded for it.
+    /// A round stored now has its clip (or why not) stored with it. One sent again (a
+    /// duplicate) may say more than when it was stored (its clip found after all): that
+    /// is kept, but never a clip other than the one recorded.
     async fn keep_clip(
         &self,
-        round_id: &str,
-        clip: &crate::store::ClipRow,
+        record: &pb::RoundRecord,
         appended: &Appended,
     ) -> Result<(), ArchiveError> {
-        if matches!(
-            appended,
-            Appended::Stored { .. } | Appended::Duplicate { .. }
-        ) && let ClipPut::Different(kept) = self.store.put_clip(round_id, clip).await?
-        {
-            return Err(ArchiveError::ClipExists(format!(
-                "round {round_id} is recorded with another clip ({} bytes, sha256 {}); it is kept",
-                kept.size_bytes, kept.sha256
-            )));
+        if !matches!(appended, Appended::Duplicate { .. }) {
+            return Ok(());
+        }
+        let round_id = &record.round_id;
+        match clip_of(record)? {
+            ClipOf::Unsaid => {}
+            ClipOf::Missing(missing) => self.store.put_clip_missing(round_id, &missing).await?,
+            ClipOf::Clip(clip) => {
+                if let ClipPut::Different(kept) = self.store.put_clip(round_id, &clip).await? {
+                    return Err(ArchiveError::ClipExists(format!(
+                        "round {round_id} is recorded with another clip ({} bytes, sha256 {}); it is kept",
+                        kept.size_bytes, kept.sha256
+                    )));
+                }
+            }
         }
         Ok(())
     }
@@ -107,15 +106,7 @@ impl ArchiveServer {
 
 /// Refuses a caller whose role is not `role`.
 fn require<T>(request: &Request<T>, role: Role) -> Result<(), Status> {
-    let who = caller(request)?;
-    if who.role == role {
-        Ok(())
-    } else {
-        Err(Status::permission_denied(format!(
-            "this call needs role {role}; the token of `{}` has role {}",
-            who.sub, who.role
-        )))
-    }
+    banco_serving::require_role(request, &[role])
 }
 
 fn refusal(code: pb::RefusalCode, message: String) -> pb::Refusal {
@@ -197,7 +188,7 @@ impl ArchiveService for ArchiveServer {
                 .into_inner()
                 .record
                 .ok_or_else(|| Status::invalid_argument("`record` is missing"))?;
-            let clip = self.checked_clip(&record).await?;
+            self.check_clip(&record).await?;
             // Concurrent appends are serialised (and group-committed) by the store.
             let appended = ingest::append(&self.store, &self.keys, &record).await;
             if let Some(metrics) = &self.metrics {
@@ -208,9 +199,7 @@ impl ArchiveService for ArchiveServer {
                 }
             }
             let appended = appended?;
-            if let Some(clip) = &clip {
-                self.keep_clip(&record.round_id, clip, &appended).await?;
-            }
+            self.keep_clip(&record, &appended).await?;
             Ok(Response::new(ack_of(&record, appended)))
         }
         .await;
@@ -229,11 +218,16 @@ impl ArchiveService for ArchiveServer {
             if records.is_empty() {
                 return Err(Status::invalid_argument("`records` is empty"));
             }
-            let mut clips = Vec::with_capacity(records.len());
-            for record in &records {
-                clips.push(self.checked_clip(record).await?);
+            for (index, record) in records.iter().enumerate() {
+                self.check_clip(record)
+                    .await
+                    .map_err(|source| ArchiveError::InBatch {
+                        index,
+                        round_id: record.round_id.clone(),
+                        source: Box::new(source),
+                    })?;
             }
-            // What the acks need of each record (not its bytes).
+            // What the acks, and a duplicate's clip, need of each record (not its bytes).
             let heads: Vec<pb::RoundRecord> = records
                 .iter()
                 .map(|r| pb::RoundRecord {
@@ -241,6 +235,8 @@ impl ArchiveService for ArchiveServer {
                     table_id: r.table_id.clone(),
                     chain_seq: r.chain_seq,
                     prev_hash: r.prev_hash.clone(),
+                    clip: r.clip.clone(),
+                    clip_missing: r.clip_missing.clone(),
                     ..Default::default()
                 })
                 .collect();
@@ -254,10 +250,8 @@ impl ArchiveService for ArchiveServer {
                 }
             }
             let appended = appended?;
-            for ((head, clip), appended) in heads.iter().zip(&clips).zip(&appended) {
-                if let Some(clip) = clip {
-                    self.keep_clip(&head.round_id, clip, appended).await?;
-                }
+            for (head, appended) in heads.iter().zip(&appended) {
+                self.keep_clip(head, appended).await?;
             }
             let acks = heads
                 .iter()

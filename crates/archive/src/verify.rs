@@ -255,9 +255,21 @@ pub async fn verify(
                 walk.head = Some((stored.row.round_id.clone(), stored.chain.hash.clone()));
             }
         }
-        // Rendered rounds past the table's last stored round.
+        // Rendered rounds past the table's last stored round. Rounds appended while the
+        // walk ran are stored with their rendering in one transaction: a rendering whose
+        // round is stored by now is such a round, not one left behind by a deletion.
         let beyond = store.export_rows(&table, walk.last_seq, i64::MAX).await?;
-        if let Some((seq, round_id, _, _)) = beyond.first() {
+        let orphaned = match beyond.first() {
+            Some((seq, ..)) => {
+                let next = store
+                    .rounds_in_chain_order(&filter, Some((table.as_str(), walk.last_seq)), 1)
+                    .await?;
+                next.first()
+                    .is_none_or(|r| i64::try_from(r.chain.chain_seq).unwrap_or(i64::MAX) != *seq)
+            }
+            None => false,
+        };
+        if let (true, Some((seq, round_id, _, _))) = (orphaned, beyond.first()) {
             let (head_id, head_hash) = walk.head.unwrap_or_default();
             return Ok(pb::VerifyResponse {
                 ok: false,

@@ -738,7 +738,7 @@ async fn migrations_carry_stored_rounds_over(db: TestDb) {
     let v = verify::verify(&migrated, &keys, "T01").await.unwrap();
     assert!(v.ok, "{:?}", v.first_bad);
     assert_eq!(v.records_checked, 12);
-    let fresh_db = support::sqlite().await;
+    let fresh_db = support::sqlite();
     let fresh = open(&fresh_db).await;
     for s in &sealed {
         append(&fresh, &keys, &record(s)).await.unwrap();
@@ -816,7 +816,7 @@ async fn verify_finds_a_forged_export(db: TestDb) {
     assert!(bad.problem.contains("Export"), "{}", bad.problem);
 
     // The last round deleted everywhere but in what Export keeps.
-    let other = support::sqlite().await;
+    let other = support::sqlite();
     let (store, sealed) = filled(&other, 6).await;
     let last = sealed.last().unwrap().round.round_id.to_string();
     for table in ["bets", "round_records", "rounds"] {
@@ -900,7 +900,8 @@ async fn append_batch_checks_all_then_answers_each(db: TestDb) {
     assert!(v.ok && v.records_checked == 20, "{v:?}");
 }
 
-both_backends!(
+banco_testdb::both_backends!(
+    file = "archive.db";
     append_batch_checks_all_then_answers_each,
     verify_finds_a_forged_export,
     migrations_carry_stored_rounds_over,

@@ -4,6 +4,11 @@
 //! The outbox calls this in round order and retries a failure until it succeeds, so the
 //! archive never misses a round: a refusal for a gap or a conflict is logged (it needs an
 //! operator) and retried like an unreachable archive.
+//!
+//! Each round's clip is uploaded before its record. A clip the archive did not take
+//! (unreachable, failing) fails the delivery, so the outbox retries the round, clip and
+//! all; a clip that can never go (lost by the recorder, its file gone, refused for good)
+//! lets the record go with `clip_missing` saying why, and is counted and logged once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,15 +17,17 @@ use banco_auth::{BearerToken, ClientTls};
 use banco_table::actor::{ArchiveSink, BoxFuture, SealedRound, SinkError};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
+use sha2::{Digest as _, Sha256};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::metrics::VideoMetricFamilies;
-use crate::video::clips::ClipStore;
+use crate::video::clip_store::{ClipFile, ClipMissing, ClipStore, MissingReason, RoundClip};
 
-/// How long the sink waits for a round's clip still being written before it appends the
-/// round without one (the clip ends [`crate::CLIP_TAIL`] after the result; the round is
-/// sealed when it is settled, usually later).
+/// How long the sink waits for a round's clip still being written (or for the recorder
+/// to hear of the round) before it appends the round without one, as lost (the clip ends
+/// [`crate::CLIP_TAIL`] after the result; the round is sealed when it is settled, usually
+/// later).
 const CLIP_WAIT: Duration = Duration::from_secs(30);
 
 /// Bytes per UploadClip message.
@@ -85,7 +92,7 @@ impl ArchiveClient {
     }
 
     /// Uploads each round's clip from `store` (when it has one) before its record, and
-    /// sets the record's `clip`.
+    /// sets the record's `clip`, or its `clip_missing` saying why there is none.
     #[must_use]
     pub fn with_clips(mut self, store: Arc<ClipStore>) -> ArchiveClient {
         self.clips = Some(store);
@@ -99,22 +106,51 @@ impl ArchiveClient {
         self
     }
 
-    /// Uploads the clip of `round_id` at `table_id`, if it has one; the ClipRef the
-    /// archive keeps.
+    /// What goes with `round`'s record: its clip, uploaded to the archive, or why it has
+    /// none. Waits while the clip is being recorded (or while the recorder has not heard
+    /// of the round yet). An upload the archive may take later is an error, so that the
+    /// outbox retries the round; a clip it will never take is lost, and said so.
+    async fn clip_for(&self, round: &SealedRound) -> Result<Attached, SinkError> {
+        let Some(store) = &self.clips else {
+            return Ok(Attached::Nothing);
+        };
+        let (table_id, round_id) = (&round.round.table, round.round.round_id.as_str());
+        if round.round.betting_closed_at.is_none() {
+            return Ok(Attached::Missing(ClipMissing::new(
+                MissingReason::NoVideo,
+                "betting never closed on the round: nothing was dealt",
+            )));
+        }
+        match store.clip(table_id, round_id, CLIP_WAIT).await {
+            RoundClip::Written(file) => self.upload_clip(table_id, round_id, &file).await,
+            RoundClip::Missing(missing) => Ok(Attached::Missing(missing)),
+        }
+    }
+
     async fn upload_clip(
         &self,
         table_id: &str,
         round_id: &str,
-    ) -> Result<Option<pb::ClipRef>, SinkError> {
-        let Some(store) = &self.clips else {
-            return Ok(None);
+        clip: &ClipFile,
+    ) -> Result<Attached, SinkError> {
+        let gone = |detail: String| {
+            Ok(Attached::Missing(ClipMissing::new(
+                MissingReason::FileGone,
+                detail,
+            )))
         };
-        let Some(clip) = store.clip(round_id, CLIP_WAIT).await else {
-            return Ok(None);
+        let bytes = match tokio::fs::read(&clip.path).await {
+            Ok(bytes) => bytes,
+            Err(e) => return gone(format!("{}: {e}", clip.path.display())),
         };
-        let bytes = tokio::fs::read(&clip.path)
-            .await
-            .map_err(|e| SinkError(format!("clip {}: {e}", clip.path.display())))?;
+        if bytes.len() as u64 != clip.size_bytes || Sha256::digest(&bytes)[..] != clip.sha256[..] {
+            return gone(format!(
+                "{} has changed since it was written ({} bytes; it had {})",
+                clip.path.display(),
+                bytes.len(),
+                clip.size_bytes
+            ));
+        }
         let mut messages = Vec::with_capacity(bytes.len() / UPLOAD_CHUNK + 1);
         for (i, chunk) in bytes.chunks(UPLOAD_CHUNK).enumerate() {
             let mut message = pb::ClipUpload {
@@ -128,19 +164,100 @@ impl ArchiveClient {
             }
             messages.push(message);
         }
-        let stored = self
+        let answer = self
             .client
             .clone()
             .upload_clip(futures::stream::iter(messages))
-            .await
-            .map_err(|s| {
-                tracing::error!(round = round_id, code = ?s.code(), message = s.message(), "the archive refused the round's clip; retrying");
-                SinkError(format!("clip of round {round_id}: {:?}: {}", s.code(), s.message()))
-            })?
-            .into_inner();
-        self.metrics.for_table(table_id).clips_uploaded.inc();
-        Ok(stored.clip)
+            .await;
+        match answer {
+            Ok(stored) => {
+                self.metrics.for_table(table_id).clips_uploaded.inc();
+                match stored.into_inner().clip {
+                    Some(clip) => Ok(Attached::Clip(clip)),
+                    None => Err(SinkError(format!(
+                        "clip of round {round_id}: the archive took it without saying where it is"
+                    ))),
+                }
+            }
+            Err(s) if refused_for_good(s.code()) => {
+                tracing::warn!(round = round_id, code = ?s.code(), message = s.message(), "the archive refused the round's clip for good: the round goes without it");
+                Ok(Attached::Missing(ClipMissing::new(
+                    MissingReason::Refused,
+                    format!(
+                        "the archive refused the clip: {:?}: {}",
+                        s.code(),
+                        s.message()
+                    ),
+                )))
+            }
+            Err(s) => {
+                tracing::error!(round = round_id, code = ?s.code(), message = s.message(), "the archive did not take the round's clip; retrying");
+                Err(SinkError(format!(
+                    "clip of round {round_id}: {:?}: {}",
+                    s.code(),
+                    s.message()
+                )))
+            }
+        }
     }
+
+    /// The archive has `round` with `attached`: the store forgets it, and a clip lost is
+    /// counted and logged, once (not again when the archive already had the round).
+    fn delivered(&self, round: &SealedRound, attached: &Attached, duplicate: bool) {
+        let (table_id, round_id) = (&round.round.table, round.round.round_id.as_str());
+        if let Some(store) = &self.clips {
+            store.delivered(table_id, round_id);
+        }
+        if let Attached::Missing(missing) = attached
+            && missing.reason.lost()
+            && !duplicate
+        {
+            self.metrics.clip_lost(table_id, missing.reason);
+            tracing::warn!(
+                round = round_id,
+                reason = missing.reason.label(),
+                detail = %missing.detail,
+                "round archived without its clip: the clip is lost"
+            );
+        }
+    }
+}
+
+/// What goes with a round's record.
+#[derive(Debug)]
+enum Attached {
+    /// The clip, as the archive keeps it.
+    Clip(pb::ClipRef),
+    /// Why there is none.
+    Missing(ClipMissing),
+    /// This broadcaster records no clips.
+    Nothing,
+}
+
+impl Attached {
+    fn attach(&self, record: &mut pb::RoundRecord) {
+        match self {
+            Attached::Clip(clip) => record.clip = Some(clip.clone()),
+            Attached::Missing(missing) => {
+                record.clip_missing = Some(crate::wire::clip_missing_to_pb(missing));
+            }
+            Attached::Nothing => {}
+        }
+    }
+}
+
+/// Refusals of an upload that the same upload would meet again: the archive keeps no
+/// clips, holds another one for the round, or finds the bytes wrong. Anything else (the
+/// archive unreachable, failing, or overloaded) may pass later.
+fn refused_for_good(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::InvalidArgument
+            | tonic::Code::FailedPrecondition
+            | tonic::Code::AlreadyExists
+            | tonic::Code::OutOfRange
+            | tonic::Code::Unimplemented
+    )
 }
 
 /// What the archive is sent of a sealed round: the table's record and its place in the
@@ -202,6 +319,7 @@ impl ArchiveSink for ArchiveClient {
     ) -> BoxFuture<'a, Result<usize, SinkError>> {
         Box::pin(async move {
             let mut records = Vec::new();
+            let mut attached = Vec::new();
             let mut bytes = 0;
             for round in rounds {
                 let mut record = round_record(round).map_err(SinkError)?;
@@ -209,8 +327,17 @@ impl ArchiveSink for ArchiveClient {
                 if !records.is_empty() && bytes > BATCH_BYTES {
                     break;
                 }
-                record.clip = self.upload_clip(&record.table_id, &record.round_id).await?;
+                // A clip not ready to go ends the batch before its round: the rounds
+                // collected so far (their clips already uploaded) go now, and the retry
+                // starts at this one rather than sending their clips again.
+                let clip = match self.clip_for(round).await {
+                    Ok(clip) => clip,
+                    Err(error) if records.is_empty() => return Err(error),
+                    Err(_) => break,
+                };
+                clip.attach(&mut record);
                 records.push(record);
+                attached.push(clip);
             }
             let acks = self
                 .client
@@ -221,6 +348,9 @@ impl ArchiveSink for ArchiveClient {
                 .into_inner()
                 .acks;
             let taken = acks.iter().take_while(|a| a.refusal.is_none()).count();
+            for ((round, clip), ack) in rounds.iter().zip(&attached).zip(&acks).take(taken) {
+                self.delivered(round, clip, ack.duplicate);
+            }
             match acks.get(taken) {
                 Some(ack) if taken == 0 => Err(refused(
                     &ack.round_id,
@@ -235,7 +365,8 @@ impl ArchiveSink for ArchiveClient {
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>> {
         Box::pin(async move {
             let mut record = round_record(round).map_err(SinkError)?;
-            record.clip = self.upload_clip(&record.table_id, &record.round_id).await?;
+            let clip = self.clip_for(round).await?;
+            clip.attach(&mut record);
             let ack = self
                 .client
                 .clone()
@@ -246,7 +377,10 @@ impl ArchiveSink for ArchiveClient {
                 .map_err(|s| SinkError(format!("{:?}: {}", s.code(), s.message())))?
                 .into_inner();
             match ack.refusal {
-                None => Ok(()),
+                None => {
+                    self.delivered(round, &clip, ack.duplicate);
+                    Ok(())
+                }
                 Some(refusal) => Err(refused(
                     &round.round.round_id.to_string(),
                     &refusal,
@@ -261,6 +395,62 @@ impl ArchiveSink for ArchiveClient {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[tokio::test]
+    async fn a_clip_file_gone_or_changed_is_lost_not_retried_for_ever() {
+        let dir = tempfile::tempdir().unwrap();
+        // Nothing is sent: the file is read and checked first.
+        let client =
+            ArchiveClient::connect("http://127.0.0.1:9", "t", None, Duration::from_secs(1))
+                .unwrap();
+        let path = dir.path().join("T01-S0001-H001.mp4");
+        let clip = ClipFile {
+            path: path.clone(),
+            size_bytes: 3,
+            sha256: Sha256::digest(b"abc").to_vec(),
+        };
+        let lost = |attached: Attached| match attached {
+            Attached::Missing(missing) => missing,
+            other => panic!("{other:?}"),
+        };
+        let gone = lost(
+            client
+                .upload_clip("T01", "T01-S0001-H001", &clip)
+                .await
+                .unwrap(),
+        );
+        assert_eq!(gone.reason, MissingReason::FileGone);
+        assert!(
+            gone.detail.contains("T01-S0001-H001.mp4"),
+            "{}",
+            gone.detail
+        );
+        std::fs::write(&path, b"abd").unwrap();
+        let changed = lost(
+            client
+                .upload_clip("T01", "T01-S0001-H001", &clip)
+                .await
+                .unwrap(),
+        );
+        assert_eq!(changed.reason, MissingReason::FileGone);
+        assert!(changed.detail.contains("has changed"), "{}", changed.detail);
+    }
+
+    #[test]
+    fn a_long_detail_is_cut_to_what_the_archive_takes_on_a_character() {
+        let detail = format!(
+            "{}€€",
+            "x".repeat(banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES - 4)
+        );
+        let sent =
+            crate::wire::clip_missing_to_pb(&ClipMissing::new(MissingReason::Missed, detail));
+        assert_eq!(sent.reason(), pb::ClipMissingReason::Missed);
+        assert_eq!(
+            sent.detail.len(),
+            banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES - 1
+        );
+        assert!(sent.detail.ends_with('€'));
+    }
 
     #[test]
     fn hex_fields_become_bytes_and_garbage_is_named() {

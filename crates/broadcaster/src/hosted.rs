@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use banco_rules::Scoreboard;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorError, TableHandle};
 use banco_table::{TableConfig, TableSnapshot};
@@ -14,7 +15,8 @@ use tonic::Status;
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
 use crate::video::VideoRelay;
-use crate::video::clips::{ClipStore, TableClips};
+use crate::video::clip_store::ClipStore;
+use crate::video::clips::TableClips;
 use crate::wire;
 
 /// One table served here: its actor, and the configuration the actor was spawned with
@@ -31,6 +33,17 @@ pub struct HostedTable {
     video: Arc<VideoRelay>,
     /// Records a clip of every round, once started by [`crate::serve`] with a clip folder.
     clips: OnceLock<Arc<TableClips>>,
+    /// The roads of the shoe as of its last result: they change only when a result is
+    /// confirmed, while a state is built for every reply and every watcher's event.
+    roads: Mutex<Option<ShoeRoads>>,
+}
+
+/// The roads of shoe `shoe` after its first `results` results.
+#[derive(Debug)]
+struct ShoeRoads {
+    shoe: Option<u32>,
+    results: usize,
+    roads: pb::Roads,
 }
 
 /// What the console shows that the table does not keep.
@@ -57,6 +70,7 @@ impl HostedTable {
             hub: OnceLock::new(),
             video,
             clips: OnceLock::new(),
+            roads: Mutex::new(None),
         }
     }
 
@@ -129,7 +143,7 @@ impl HostedTable {
     /// first).
     pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
         if self.clips.get().is_none() {
-            let clips = TableClips::new(Arc::clone(store), self.video.metrics().clone());
+            let clips = TableClips::new(self.id(), Arc::clone(store), self.video.metrics().clone());
             if self.clips.set(Arc::clone(&clips)).is_ok() {
                 tokio::spawn(clips.run(self.handle.clone(), Arc::clone(&self.video)));
             }
@@ -182,7 +196,37 @@ impl HostedTable {
     /// The console's view of the table now.
     pub(crate) async fn state(&self) -> Result<pb::TableState, Status> {
         let (seq, snapshot) = self.snapshot().await?;
-        Ok(self.decorate(wire::table_state(&snapshot, seq)))
+        Ok(self.table_state(&snapshot, seq))
+    }
+
+    /// The table as the croupier console draws it, at event `seq`: the table's round, the
+    /// roads of the whole shoe, and what the broadcaster keeps ([`HostedTable::decorate`]).
+    pub(crate) fn table_state(&self, snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
+        let mut state = self.decorate(wire::round_state(snapshot, seq));
+        state.roads = Some(self.roads(snapshot));
+        state
+    }
+
+    /// The roads of `snapshot`'s shoe, built again only when a result was added.
+    fn roads(&self, snapshot: &TableSnapshot) -> pb::Roads {
+        let mut cached = self
+            .roads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cached.as_ref() {
+            Some(c) if c.shoe == snapshot.shoe && c.results == snapshot.results.len() => {
+                c.roads.clone()
+            }
+            _ => {
+                let roads = pb::Roads::from(&Scoreboard::from_results(&snapshot.results));
+                *cached = Some(ShoeRoads {
+                    shoe: snapshot.shoe,
+                    results: snapshot.results.len(),
+                    roads: roads.clone(),
+                });
+                roads
+            }
+        }
     }
 
     /// Adds what the broadcaster keeps to a state built from the table.
@@ -192,6 +236,11 @@ impl HostedTable {
         state.last_refusal.clone_from(&console.last_refusal);
         state.alerts.clone_from(&console.alerts);
         drop(console);
+        self.config
+            .policy
+            .currency
+            .as_str()
+            .clone_into(&mut state.currency);
         if let Some(hub) = self.hub.get() {
             hub.view(|view| {
                 state.players = view.players;

@@ -38,6 +38,7 @@ mod subscribe;
 mod table_routes;
 mod table_service;
 mod video;
+mod web;
 mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
@@ -49,6 +50,10 @@ pub use limits::{Rate, RequestLimits};
 pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
 pub use outbox::OutboxFile;
 pub use player_service::{PlayerServer, WelcomeCredit};
-pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, serve};
+pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};
 pub use table_service::TableServer;
-pub use video::clips::{CLIP_TAIL, ClipFile, ClipStore, ClipStoreError, clip_name};
+pub use video::clip_store::{
+    ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,
+};
+pub use video::clips::CLIP_TAIL;
+pub use web::{Origin, OriginError, WebOptions};

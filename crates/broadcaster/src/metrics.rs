@@ -4,7 +4,7 @@
 //!   one is, and how many were cut off for falling too far behind. Each hub task (the only
 //!   owner of its subscribers) sets its own handles.
 //! - [`VideoMetricFamilies`]: the video relays' viewers, units and skips, the publisher,
-//!   and round clips.
+//!   and round clips (written, uploaded, and lost, by why).
 //!
 //! The `/metrics` endpoint only reads.
 
@@ -13,7 +13,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use crate::video::clip_store::MissingReason;
+
 type Table = [(&'static str, String); 1];
+type TableReason = [(&'static str, String); 2];
 
 /// The hub metric families of every table in the process.
 #[derive(Debug, Clone, Default)]
@@ -82,6 +85,7 @@ pub struct VideoMetricFamilies {
     publisher_connected: Family<Table, Gauge>,
     clips_written: Family<Table, Counter>,
     clips_uploaded: Family<Table, Counter>,
+    clips_lost: Family<TableReason, Counter>,
 }
 
 impl VideoMetricFamilies {
@@ -123,7 +127,22 @@ impl VideoMetricFamilies {
             "Round clips the archive accepted (UploadClip; a round retried by the outbox uploads again)",
             f.clips_uploaded.clone(),
         );
+        registry.register(
+            "banco_video_clips_lost",
+            "Rounds the archive stored without their clip although there was video to record, by why (a round with no camera publishing is not counted)",
+            f.clips_lost.clone(),
+        );
         f
+    }
+
+    /// One round of `table_id` archived without its clip, lost for `reason`.
+    pub(crate) fn clip_lost(&self, table_id: &str, reason: MissingReason) {
+        self.clips_lost
+            .get_or_create(&[
+                ("table", table_id.to_owned()),
+                ("reason", reason.label().to_owned()),
+            ])
+            .inc();
     }
 
     /// The handles of `table_id` (created at zero, so a table shows before any video).

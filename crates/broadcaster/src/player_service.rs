@@ -395,7 +395,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         let mut tables = Vec::new();
         for table in self.tables.all() {
             let (_, snapshot) = table.snapshot().await?;
-            tables.push(self.info(table, &snapshot, &snapshot.last_results));
+            tables.push(self.info(table, &snapshot, snapshot.last_results()));
         }
         Ok(Response::new(pb::ListTablesResponse { tables }))
     }

@@ -55,7 +55,7 @@ impl TableServer {
         match table.handle().submit(Some(command_id), command).await {
             Ok(applied) => {
                 table.clear_alerts();
-                let state = table.decorate(wire::table_state(&applied.snapshot, applied.seq));
+                let state = table.table_state(&applied.snapshot, applied.seq);
                 Ok(Response::new(pb::CommandReply {
                     refusal: None,
                     state: Some(state),
@@ -339,9 +339,7 @@ impl Watch {
             let state = match self.receiver.recv().await {
                 // Already reflected in the first state.
                 Ok(published) if published.seq <= self.last_seq => continue,
-                Ok(published) => self
-                    .table
-                    .decorate(wire::table_state(&published.snapshot, published.seq)),
+                Ok(published) => self.table.table_state(&published.snapshot, published.seq),
                 // Too slow for the table: skip to the state now rather than die.
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(table = self.table.id(), missed, "watcher lagged");

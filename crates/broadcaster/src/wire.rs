@@ -19,6 +19,8 @@ use banco_wallet::WalletError;
 use banco_wire::convert::{card, card_to_pb, shoe_state_to_pb};
 use banco_wire::{ConversionError, Timestamp, pb};
 
+use crate::video::clip_store::{ClipMissing, MissingReason};
+
 /// A timestamp of unix milliseconds.
 pub(crate) fn timestamp(ms: u64) -> Timestamp {
     Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))
@@ -29,6 +31,29 @@ pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Why a round has no clip, as the archive keeps it (the detail cut to what it takes).
+pub(crate) fn clip_missing_to_pb(missing: &ClipMissing) -> pb::ClipMissing {
+    let mut end = missing
+        .detail
+        .len()
+        .min(banco_wire::MAX_CLIP_MISSING_DETAIL_BYTES);
+    while !missing.detail.is_char_boundary(end) {
+        end -= 1;
+    }
+    let reason = match missing.reason {
+        MissingReason::NoVideo => pb::ClipMissingReason::NoVideo,
+        MissingReason::RecorderFailed => pb::ClipMissingReason::RecorderFailed,
+        MissingReason::Missed => pb::ClipMissingReason::Missed,
+        MissingReason::NotFinished => pb::ClipMissingReason::NotFinished,
+        MissingReason::FileGone => pb::ClipMissingReason::FileGone,
+        MissingReason::Refused => pb::ClipMissingReason::Refused,
+    };
+    pb::ClipMissing {
+        reason: reason.into(),
+        detail: missing.detail[..end].to_owned(),
+    }
 }
 
 /// The server's clock now.
@@ -94,9 +119,9 @@ pub(crate) fn position_totals_to_pb<'a>(
         .collect()
 }
 
-/// The table as the croupier console draws it, at event `seq`. `croupier`, `last_refusal`
-/// and `alerts` are the broadcaster's, not the table's.
-pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
+/// The table at event `seq` without its roads (a console's state adds those it keeps,
+/// [`crate::hosted::HostedTable::table_state`]; a subscriber's snapshot has the hub's).
+pub(crate) fn round_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
     let betting_closes_at = match snapshot.phase {
         Phase::BettingOpen {
             closes_at: Some(at),
@@ -143,7 +168,18 @@ pub(crate) fn table_state(snapshot: &TableSnapshot, seq: u64) -> pb::TableState 
         chat: Vec::new(),
         players: 0,
         seats: Vec::new(),
-        last_results: crate::player_service::winners_to_pb(&snapshot.last_results),
+        last_results: crate::player_service::winners_to_pb(snapshot.last_results()),
+        roads: None,
+        burn: snapshot.burn.map(|burn| pb::ShoeBurn {
+            exposed_card: card_to_pb(burn.exposed),
+            burned_face_down: u32::from(burn.face_down),
+        }),
+        round_totals: snapshot.totals.map(|totals| pb::RoundTotals {
+            staked_minor: totals.staked,
+            returned_minor: totals.returned,
+            house_result_minor: totals.house_result(),
+        }),
+        currency: String::new(),
     }
 }
 
@@ -195,7 +231,7 @@ pub(crate) fn refusal_to_pb(refusal: &Refusal) -> pb::Refusal {
         Refusal::ChatText { .. } => (C::NotAllowed, "text"),
         Refusal::ChatRateLimited { .. } => (C::RateLimited, ""),
         Refusal::Muted { .. } => (C::Muted, ""),
-        Refusal::NotMuted { .. } => (C::NotAllowed, "player_id"),
+        Refusal::NotMuted { .. } | Refusal::UnknownPlayer { .. } => (C::NotAllowed, "player_id"),
     };
     pb::Refusal {
         code: code.into(),

@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use banco_archive::{ArchiveMetrics, ServeOptions, Store, TrustedKeys, serve};
-use banco_auth::Verifier;
 use banco_auth::keys::load_verifying_key;
 use prometheus_client::registry::Registry;
 
 use crate::folder_lock::FolderLock;
-use crate::validator::TlsArgs;
+use crate::service_life::{ServiceLife, TlsArgs};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ArchiveArgs {
@@ -24,12 +23,8 @@ pub(crate) struct ArchiveArgs {
     listen: SocketAddr,
     #[command(flatten)]
     tls: TlsArgs,
-    /// Public key that checks callers' tokens (`signing.pub` from `banco token keygen`).
-    #[arg(long, default_value = "signing.pub")]
-    public_key: PathBuf,
-    /// The deployment tokens must be issued for.
-    #[arg(long, default_value = "banco")]
-    audience: String,
+    #[command(flatten)]
+    tokens: crate::service_life::TokenArgs,
     /// A table's public key whose signed rounds are accepted (repeatable). With none,
     /// unsigned rounds are accepted and signatures are not checked.
     #[arg(long, value_name = "FILE")]
@@ -44,12 +39,15 @@ pub(crate) struct ArchiveArgs {
 }
 
 impl ArchiveArgs {
-    /// The database file, with SQLite.
+    /// The database file, with SQLite (none for an in-memory database, which no other
+    /// process can open).
     fn sqlite_file(&self) -> Option<&Path> {
         self.db
             .strip_prefix("sqlite://")
             .or_else(|| self.db.strip_prefix("sqlite:"))
-            .map(|rest| Path::new(rest.split('?').next().unwrap_or(rest)))
+            .map(|rest| rest.split('?').next().unwrap_or(rest))
+            .filter(|file| !file.is_empty() && *file != ":memory:")
+            .map(Path::new)
     }
 
     fn clips_dir(&self) -> PathBuf {
@@ -83,8 +81,7 @@ impl ArchiveArgs {
 }
 
 pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
-    let key = load_verifying_key(&args.public_key)?;
-    let verifier = Verifier::new(&args.audience)?.with_public_key(key);
+    let verifier = args.tokens.verifier()?;
     let mut table_keys = Vec::new();
     for path in &args.table_key_pub {
         table_keys.push(
@@ -94,27 +91,24 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
     }
     let table_keys = TrustedKeys::new(table_keys);
     let tls = args.tls.load()?;
-    banco_auth::require_tls_unless_loopback(args.listen, tls.is_some())?;
-    crate::metrics_http::check(&args.ops)?;
+    let life = ServiceLife::new("archive", args.listen, tls.as_ref(), &args.ops)?;
     let _locks = args.lock()?;
-    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
-    runtime.block_on(async {
-        let stop = crate::stop_signal::StopSignal::listen()?;
+    life.run(|life, stop| async move {
         let store = Store::open(&args.db)
             .await
             .with_context(|| format!("--db {}", args.db))?;
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("could not listen on {}", args.listen))?;
-        let addr = listener.local_addr()?;
-        // The bound address on stdout first lets scripts and tests start it on port 0.
-        println!("archive listening on {addr}");
+        let listener = life.bind().await?;
         let mut registry = Registry::default();
-        let stored = store.round_count().await.context("could not count the stored rounds")?;
+        let stored = store
+            .round_count()
+            .await
+            .context("could not count the stored rounds")?;
         let metrics = ArchiveMetrics::register(&mut registry, stored);
-        crate::metrics_http::start(&args.ops, registry).await?;
+        life.serve_metrics(registry).await?;
         if table_keys.is_empty() {
-            tracing::warn!("archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked");
+            tracing::warn!(
+                "archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked"
+            );
         }
         let options = ServeOptions {
             verifier: Arc::new(verifier),
@@ -124,10 +118,8 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
             clips: Some(args.clips_dir()),
             metrics: Some(metrics),
         };
-        serve(listener, options, stop.requested())
-        .await?;
+        serve(listener, options, stop.requested()).await?;
         store.close().await;
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+        Ok(())
+    })
 }

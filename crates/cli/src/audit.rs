@@ -271,6 +271,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 if let Some(clip) = &r.clip {
                     writeln!(out, "clip {}  {} bytes  sha256 {}", clip.path, clip.size_bytes, hex(&clip.sha256))?;
                 }
+                if let Some(missing) = &r.clip_missing {
+                    writeln!(out, "{}", clip_missing_line(missing))?;
+                }
                 writeln!(out, "prev_hash {}\nhash {}\nkey_id {}", hex(&r.prev_hash), hex(&r.hash), r.key_id)?;
             }
             AuditCommand::Shoe { id } => {
@@ -413,6 +416,34 @@ pub(crate) async fn all_rounds(
     Ok(rounds)
 }
 
+/// `clip: none (no video): …` for a round with nothing to record, `clip: LOST (…): …`
+/// for one whose clip was lost.
+fn clip_missing_line(missing: &pb::ClipMissing) -> String {
+    let status = if missing.reason() == pb::ClipMissingReason::NoVideo {
+        "none"
+    } else {
+        "LOST"
+    };
+    format!(
+        "clip: {status} ({}): {}",
+        clip_missing_reason(missing.reason()),
+        missing.detail
+    )
+}
+
+/// Why a round has no clip, in words.
+pub(crate) fn clip_missing_reason(reason: pb::ClipMissingReason) -> &'static str {
+    match reason {
+        pb::ClipMissingReason::NoVideo => "no video",
+        pb::ClipMissingReason::RecorderFailed => "the recorder failed",
+        pb::ClipMissingReason::Missed => "the recorder missed the round",
+        pb::ClipMissingReason::NotFinished => "not finished in time",
+        pb::ClipMissingReason::FileGone => "the file is gone",
+        pb::ClipMissingReason::Refused => "refused by the archive",
+        pb::ClipMissingReason::Unspecified => "no reason given",
+    }
+}
+
 /// `banco audit video`: the clip into `<path>.part`, hashed as it arrives, kept as `path`
 /// only if it is the clip the round's record names.
 async fn fetch_clip(
@@ -429,7 +460,13 @@ async fn fetch_clip(
         .await?
         .into_inner();
     let Some(clip) = record.clip else {
-        anyhow::bail!("round {round} has no clip in the archive");
+        match &record.clip_missing {
+            Some(missing) => anyhow::bail!(
+                "round {round} has no clip in the archive; {}",
+                clip_missing_line(missing)
+            ),
+            None => anyhow::bail!("round {round} has no clip in the archive"),
+        }
     };
     let mut part_name = path.as_os_str().to_owned();
     part_name.push(".part");
@@ -476,4 +513,33 @@ async fn fetch_clip(
         path.display()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use banco_wire::pb;
+
+    use super::clip_missing_line;
+
+    #[test]
+    fn a_round_without_its_clip_says_lost_or_no_video_and_why() {
+        let line = |reason: pb::ClipMissingReason, detail: &str| {
+            clip_missing_line(&pb::ClipMissing {
+                reason: reason.into(),
+                detail: detail.to_owned(),
+            })
+        };
+        assert_eq!(
+            line(pb::ClipMissingReason::RecorderFailed, "no keyframe"),
+            "clip: LOST (the recorder failed): no keyframe"
+        );
+        assert_eq!(
+            line(pb::ClipMissingReason::Refused, "keeps no clips"),
+            "clip: LOST (refused by the archive): keeps no clips"
+        );
+        assert_eq!(
+            line(pb::ClipMissingReason::NoVideo, "no camera"),
+            "clip: none (no video): no camera"
+        );
+    }
 }

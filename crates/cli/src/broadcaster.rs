@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use banco_auth::keys::{load_signing_key, load_verifying_key};
-use banco_auth::{ClientTls, Verifier, require_tls_unless_loopback};
+use banco_auth::ClientTls;
+use banco_auth::keys::load_signing_key;
 use banco_broadcaster::{
-    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, OutboxFile, Rate,
-    RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, Origin, OutboxFile,
+    Rate, RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -34,6 +34,7 @@ use banco_table::{
 use prometheus_client::registry::Registry;
 
 use crate::folder_lock::FolderLock;
+use crate::service_life::ServiceLife;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
@@ -51,7 +52,7 @@ pub(crate) struct BroadcasterArgs {
     #[arg(long, default_value = "127.0.0.1:7102")]
     listen: SocketAddr,
     #[command(flatten)]
-    tls: crate::validator::TlsArgs,
+    tls: crate::service_life::TlsArgs,
     /// A table to host: its id (1 to 16 letters or digits, as in round ids), optionally
     /// with its limits per position in major units, `T01=5-300`. Repeat for more tables.
     #[arg(long = "table", default_value = "T01")]
@@ -106,12 +107,8 @@ pub(crate) struct BroadcasterArgs {
     /// How long to wait for the validator before refusing a card.
     #[arg(long, default_value_t = 2000)]
     validator_timeout_ms: u64,
-    /// Public key that checks callers' tokens (`signing.pub` from `banco token keygen`).
-    #[arg(long, default_value = "signing.pub")]
-    public_key: PathBuf,
-    /// The deployment tokens must be issued for.
-    #[arg(long, default_value = "banco")]
-    audience: String,
+    #[command(flatten)]
+    tokens: crate::service_life::TokenArgs,
     /// File holding this broadcaster's own token (role service), for the validator.
     #[arg(long)]
     service_token_file: PathBuf,
@@ -137,6 +134,11 @@ pub(crate) struct BroadcasterArgs {
     /// it is cut off with its resume point; events are tens of bytes each.
     #[arg(long, value_name = "EVENTS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     subscriber_queue: u32,
+    /// An origin (`https://casino.example`) whose pages may call PlayerService over
+    /// gRPC-Web and frame the player page, besides the page's own; repeat for more. None
+    /// by default.
+    #[arg(long = "web-origin", value_name = "ORIGIN")]
+    web_origins: Vec<String>,
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
@@ -146,12 +148,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             args.welcome_credit
         );
     }
-    let key = load_verifying_key(&args.public_key)?;
-    let verifier = Verifier::new(&args.audience)?.with_public_key(key);
+    let verifier = args.tokens.verifier()?;
     let tls = args.tls.load()?;
-    // Before binding, so nothing claims to listen on an address it will refuse.
-    require_tls_unless_loopback(args.listen, tls.is_some())?;
-    crate::metrics_http::check(&args.ops)?;
+    let life = ServiceLife::new("broadcaster", args.listen, tls.as_ref(), &args.ops)?;
     let validator_tls = args
         .validator_ca
         .as_deref()
@@ -174,6 +173,11 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("--paytable {}", args.paytable))?;
     let limits = args.limits.checked()?;
     let currency = banco_table::Currency::parse(&args.currency).context("--currency")?;
+    let web_origins = args
+        .web_origins
+        .iter()
+        .map(|origin| Origin::parse(origin).context("--web-origin"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let blocked_words = match &args.chat_blocked_words {
         Some(path) => read_words(path)?,
         None => Vec::new(),
@@ -238,22 +242,13 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     // Two broadcasters on one folder would both append to the same journals.
     let _data_lock = FolderLock::take(&args.data_dir, "banco broadcaster").context("--data-dir")?;
 
-    let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
-    runtime.block_on(async {
-        // Before the address is printed: a stop asked while the journals replay is a
-        // clean stop too.
-        let stop = crate::stop_signal::StopSignal::listen()?;
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("could not listen on {}", args.listen))?;
-        let addr = listener.local_addr()?;
-        // The bound address on stdout first, so scripts and tests can start it on port 0.
-        println!("broadcaster listening on {addr}");
+    life.run(|life, stop| async move {
+        let listener = life.bind().await?;
         let mut registry = Registry::default();
         let table_metrics = TableMetricFamilies::register(&mut registry);
         let hub_metrics = HubMetricFamilies::register(&mut registry);
         let video_metrics = VideoMetricFamilies::register(&mut registry);
-        crate::metrics_http::start(&args.ops, registry).await?;
+        life.serve_metrics(registry).await?;
 
         let rules = Arc::new(
             RemoteRules::connect_tls(
@@ -353,6 +348,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.metrics = hub_metrics;
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
+        options.web.allowed_origins = web_origins;
         let stopping = async {
             stop.requested().await;
             stop_deadline();
@@ -365,9 +361,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         }
         STOP_STAGE.store(2, Ordering::Relaxed);
         served?;
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+        Ok(())
+    })
 }
 
 /// Seed 004's seven tables: minimum and maximum per position, in major units.

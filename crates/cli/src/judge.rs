@@ -82,7 +82,7 @@ pub(crate) fn run(_args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     };
     if tally.voided > 0 {
         eprintln!(
-            "banco rules judge: {} voided round{} passed through unjudged (a void has no result; every stake was returned)",
+            "banco rules judge: {} voided round{} passed through unjudged (a void has no result to judge)",
             tally.voided,
             if tally.voided == 1 { "" } else { "s" }
         );

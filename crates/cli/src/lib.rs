@@ -20,12 +20,14 @@ mod exit;
 mod folder_lock;
 mod grpc;
 mod judge;
+mod launch;
 mod logging;
 mod metrics_http;
 mod odds;
 mod ops;
 mod player;
 mod roads;
+mod service_life;
 mod shoe_sim;
 mod stop_signal;
 mod stop_with_parent;
@@ -82,6 +84,8 @@ enum Command {
     /// Signing keys and signed, expiring bearer tokens for every role.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// A one-time link to the player page for one player (as an operator's lobby makes).
+    Launch(launch::LaunchArgs),
     /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -148,6 +152,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Validator(args) => validator::run(&args),
         Command::Token(command) => token::run(&command),
+        Command::Launch(args) => launch::run(&args),
         Command::Broadcaster(args) => broadcaster::run(&args),
         Command::Croupier(args) => croupier::run(&args),
         Command::Archive(args) => archive::run(&args),

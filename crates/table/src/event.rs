@@ -324,7 +324,40 @@ pub struct TableSnapshot {
     pub bet_totals: BTreeMap<BetKind, PositionTotal>,
     /// Distinct players with a stake in the round.
     pub bettors: u32,
-    /// The shoe's last [`banco_rules::roads::LAST_RESULTS_SHOWN`] results (settled rounds;
-    /// voided ones have none), oldest first. Empty once a new shoe opens.
-    pub last_results: Vec<Winner>,
+    /// Every result of the shoe (settled rounds; voided ones have none), oldest first: the
+    /// whole shoe's roads are drawn from them. Empty once a new shoe opens.
+    pub results: Vec<Winner>,
+    /// The burn of the shoe in play, once burned: the exposed card and how many more went
+    /// face down.
+    #[serde(default)]
+    pub burn: Option<Burn>,
+    /// What the round moved, once it is settled or voided.
+    #[serde(default)]
+    pub totals: Option<RoundTotals>,
+}
+
+impl TableSnapshot {
+    /// The shoe's last [`banco_rules::roads::LAST_RESULTS_SHOWN`] results, oldest first:
+    /// the history strip players see.
+    pub fn last_results(&self) -> &[Winner] {
+        let shown = banco_rules::roads::LAST_RESULTS_SHOWN;
+        &self.results[self.results.len().saturating_sub(shown)..]
+    }
+}
+
+/// The money of one finished round, in minor units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundTotals {
+    /// Every stake of the round.
+    pub staked: i64,
+    /// Paid back to the players: stakes and winnings of the bets that won, the stakes of
+    /// those that pushed; every stake when the round was voided.
+    pub returned: i64,
+}
+
+impl RoundTotals {
+    /// What the house kept: negative when it paid out more than was staked.
+    pub const fn house_result(&self) -> i64 {
+        self.staked - self.returned
+    }
 }

@@ -165,6 +165,12 @@ pub enum Refusal {
     },
     #[error("cannot lift the mute of {player}: they are not muted")]
     NotMuted { player: String },
+    /// A mute of an id this table has never seen (a typo would silence nobody, or the
+    /// wrong player later).
+    #[error(
+        "cannot mute {player}: no player {player} has chatted, bet, sat or held money at this table"
+    )]
+    UnknownPlayer { player: String },
 }
 
 /// `15 s`, `1.5 s`: a duration in milliseconds, for a person.

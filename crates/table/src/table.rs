@@ -26,7 +26,6 @@ mod talk;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::shoe::{Shoe, ShoeConfig, ShoeState};
 use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle};
 use banco_wallet::{CreditKind, TxId};
@@ -34,7 +33,8 @@ use banco_wallet::{CreditKind, TxId};
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command, DebitOutcome, WalletAck};
 use crate::event::{
-    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, ShoeOpening, TableSnapshot,
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening,
+    TableSnapshot,
 };
 use crate::history::{History, HistoryEntry};
 use crate::ledger::{Account, Entry, EntryKind, Ledger};
@@ -88,6 +88,8 @@ struct Round {
     cut_card: bool,
     /// Set on the shoe's first round.
     shoe_opening: Option<ShoeOpening>,
+    /// What the round moved, once settled or voided.
+    totals: Option<RoundTotals>,
 }
 
 /// A player's consecutive settled rounds with a bet on one chance.
@@ -426,7 +428,8 @@ impl Table {
         }
     }
 
-    /// What the console and a new subscriber see.
+    /// What the console and a new subscriber see. The last round of an ended shoe stays
+    /// on show until the next shoe opens, which starts with no round.
     pub fn snapshot(&self) -> TableSnapshot {
         let round = self.round.as_ref();
         let coup = round.map(|r| r.coup).unwrap_or_default();
@@ -454,7 +457,16 @@ impl Table {
             banker_total: coup.banker_total(),
             bet_totals: round.map(|r| r.book.totals()).unwrap_or_default(),
             bettors: round.map_or(0, |r| r.book.bettors()),
-            last_results: self.scoreboard.last_results(LAST_RESULTS_SHOWN).to_vec(),
+            results: self.scoreboard.results().to_vec(),
+            burn: self
+                .shoe
+                .as_ref()
+                .and_then(|run| run.opening.burn.as_ref())
+                .map(|b| banco_rules::shoe::Burn {
+                    exposed: b.exposed,
+                    face_down: b.face_down,
+                }),
+            totals: round.and_then(|r| r.totals),
         }
     }
 
@@ -509,6 +521,9 @@ impl Table {
         });
         self.phase = Phase::Idle;
         self.scoreboard = Scoreboard::new();
+        // The last round of the shoe before is over and in its FinishedRound: nothing
+        // (a croupier's command, a late bet, the console) is to find it now.
+        self.round = None;
         Ok(vec![Event::ShoeOpened {
             shoe: number,
             config,
@@ -662,6 +677,7 @@ impl Table {
             opened_by: by.to_owned(),
             cut_card: false,
             shoe_opening: (run.hands == 1).then(|| run.opening.clone()),
+            totals: None,
         });
         // The previous round's entries are in its FinishedRound.
         self.ledger.start_round();
@@ -894,7 +910,14 @@ impl Table {
             Event::WalletOwed { owed },
         ];
         events.extend(pending);
+        let totals = RoundTotals {
+            staked: settled.values().flatten().map(|s| s.stake).sum(),
+            returned: settled.values().flatten().map(|s| s.returned).sum(),
+        };
         events.push(self.finished(round, None, settled, Some(by), now));
+        if let Some(round) = self.round.as_mut() {
+            round.totals = Some(totals);
+        }
         self.phase = Phase::Settled;
         if let Some(winner) = winner {
             self.scoreboard.push(winner);
@@ -1018,7 +1041,14 @@ impl Table {
             Event::WalletOwed { owed },
         ];
         events.extend(pending);
+        let staked = round.book.total();
         events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
+        if let Some(round) = self.round.as_mut() {
+            round.totals = Some(RoundTotals {
+                staked,
+                returned: staked,
+            });
+        }
         self.phase = Phase::Voided;
         events.extend(self.finish_hand(shoe, now));
         Ok(events)

@@ -177,6 +177,7 @@ fn the_rate_limit_and_when_it_lifts() {
 #[test]
 fn mute_and_unmute() {
     let mut t = chat_table(&[]);
+    ok(&mut t, say("alice", "hi all", 500));
     let r = refused(&mut t, mute("alice", 10, "  ", 1_000));
     assert_eq!(r, Refusal::Missing { field: "reason" });
     let no_by = Command::MutePlayer {
@@ -266,4 +267,38 @@ fn chat_config_is_checked() {
         with(&|c| c.policy.chat.blocked_words = vec!["ok1".into()]),
         Ok(())
     );
+}
+
+#[test]
+fn only_a_player_the_table_has_seen_can_be_muted() {
+    let mut t = chat_table(&[]);
+    // A typo of a player's id, or someone never here: refused, naming the id.
+    ok(&mut t, say("bob77", "hello", 100));
+    let before = t.clone();
+    for minutes in [30, 0] {
+        let r = refused(&mut t, mute("bob777", minutes, "insults", 1_000));
+        assert_eq!(
+            r,
+            Refusal::UnknownPlayer {
+                player: "bob777".into()
+            }
+        );
+        assert_eq!(
+            r.to_string(),
+            "cannot mute bob777: no player bob777 has chatted, bet, sat or held money at this table"
+        );
+    }
+    assert_eq!(t, before, "a refusal changes nothing");
+    // Whoever chatted, holds money or sits here can be.
+    ok(&mut t, mute("bob77", 30, "insults", 1_000));
+    ok(
+        &mut t,
+        Command::Deposit {
+            player: "carol".into(),
+            amount: 1_000,
+            key: "dep-carol".into(),
+            now_ms: 1_000,
+        },
+    );
+    ok(&mut t, mute("carol", 5, "pre-emptive", 1_000));
 }

@@ -216,14 +216,14 @@ fn bettors_are_distinct_players_and_stakes_are_exact() {
 #[test]
 fn the_shoe_keeps_its_results_without_voided_rounds() {
     let mut t = live_table_with(&[]);
-    assert!(t.snapshot().last_results.is_empty());
+    assert!(t.snapshot().last_results().is_empty());
     for n in 0..3 {
         open(&mut t, n * 10);
         finish_nth(&mut t, n * 10 + 1, n);
     }
     let round = open(&mut t, 100);
     ok(&mut t, void_round(&round, 101));
-    assert_eq!(t.snapshot().last_results, [Winner::Banker; 3]);
+    assert_eq!(t.snapshot().last_results(), [Winner::Banker; 3]);
     assert_eq!(t.scoreboard().results().len(), 3);
     // A whole shoe (a seeded shuffle, no burn): the snapshot shows its last 59 results,
     // the scoreboard all of them, in order.
@@ -248,7 +248,9 @@ fn the_shoe_keeps_its_results_without_voided_rounds() {
     assert_eq!(t.scoreboard().results(), winners.as_slice());
     let played = winners.len();
     assert!(played > 59, "{played} results");
-    assert_eq!(t.snapshot().last_results, winners[played - 59..]);
+    assert_eq!(t.snapshot().last_results(), &winners[played - 59..]);
+    // Its roads are drawn from every result, not only the strip of 59.
+    assert_eq!(t.snapshot().results, winners);
     // The shoe has run out; its results stay until a new shoe starts a new scoreboard.
     assert_eq!(
         t.scoreboard().results().len(),
@@ -256,6 +258,96 @@ fn the_shoe_keeps_its_results_without_voided_rounds() {
         "kept until a new shoe"
     );
     ok(&mut t, open_shoe(shoe_config(8, BurnRule::None), 10_001));
-    assert!(t.snapshot().last_results.is_empty());
+    assert!(t.snapshot().last_results().is_empty());
     assert!(t.scoreboard().results().is_empty());
+}
+
+#[test]
+fn a_new_shoe_shows_no_round_of_the_shoe_before() {
+    let mut t = live_table_with(&[("alice", 10_000)]);
+    let round = open(&mut t, 1);
+    ok(
+        &mut t,
+        bets("alice", &round, &[(BetKind::Banker, 1_000)], "a", 2),
+    );
+    finish(&mut t, 3, &BANKER_NATURAL);
+    ok(
+        &mut t,
+        Command::EndShoe {
+            reason: "shift change".into(),
+            by: CROUPIER.into(),
+            now_ms: 10,
+        },
+    );
+    // Ended: its last hand stays on show.
+    let ended = t.snapshot();
+    assert_eq!(ended.round_id.as_ref(), Some(&round));
+    assert_eq!(ended.cards.len(), 4);
+    ok(&mut t, open_shoe(shoe_config(8, BurnRule::None), 20));
+    let fresh = t.snapshot();
+    assert_eq!(fresh.shoe, Some(2));
+    assert_eq!(fresh.round_id, None, "the old shoe's round is gone");
+    assert!(fresh.cards.is_empty());
+    assert!(fresh.bet_totals.is_empty());
+    assert_eq!(fresh.bettors, 0);
+    assert_eq!(fresh.totals, None);
+    assert_eq!((fresh.player_total, fresh.banker_total), (0, 0));
+    assert!(fresh.results.is_empty());
+}
+
+#[test]
+fn the_snapshot_shows_the_burn_and_what_a_finished_round_moved() {
+    let mut t = table(banco_table::Pacing::Live);
+    for (p, amount) in [("alice", 10_000), ("bob", 10_000)] {
+        ok(&mut t, deposit(p, amount, &format!("dep-{p}")));
+    }
+    ok(
+        &mut t,
+        open_shoe(shoe_config(8, BurnRule::ExposeAndBurn), 0),
+    );
+    assert_eq!(t.snapshot().burn, None, "not burned yet");
+    ok(
+        &mut t,
+        Command::Burn {
+            exposed: card("7H"),
+            by: CROUPIER.into(),
+            now_ms: 1,
+        },
+    );
+    let burn = t.snapshot().burn.unwrap();
+    assert_eq!((burn.exposed, burn.face_down), (card("7H"), 7));
+
+    let round = open(&mut t, 2);
+    ok(
+        &mut t,
+        bets("alice", &round, &[(BetKind::Banker, 2_000)], "a", 3),
+    );
+    ok(
+        &mut t,
+        bets("bob", &round, &[(BetKind::Player, 1_000)], "b", 3),
+    );
+    assert_eq!(t.snapshot().totals, None, "not before the round is over");
+    // Banker wins with 9: alice gets 2,000 + 1,900, bob loses 1,000.
+    finish(&mut t, 4, &BANKER_NATURAL);
+    let totals = t.snapshot().totals.unwrap();
+    assert_eq!((totals.staked, totals.returned), (3_000, 3_900));
+    assert_eq!(totals.house_result(), -900);
+    assert_eq!(t.snapshot().burn, Some(burn), "kept for the whole shoe");
+
+    let round = open(&mut t, 10);
+    assert_eq!(t.snapshot().totals, None, "a new round moved nothing yet");
+    ok(
+        &mut t,
+        bets(
+            "bob",
+            &round,
+            &[(BetKind::Tie, 500), (BetKind::Player, 500)],
+            "b2",
+            11,
+        ),
+    );
+    ok(&mut t, void_round(&round, 12));
+    let totals = t.snapshot().totals.unwrap();
+    assert_eq!((totals.staked, totals.returned), (1_000, 1_000));
+    assert_eq!(totals.house_result(), 0);
 }

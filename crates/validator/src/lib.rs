@@ -12,5 +12,6 @@ pub mod rules;
 mod service;
 
 pub use banco_auth::{ServerTls, TlsError};
+pub use banco_serving::ServeError;
 pub use metrics::ValidatorMetrics;
-pub use service::{ALLOWED_ROLES, RulesServer, ServeError, ServeOptions, serve, serve_with_tls};
+pub use service::{ALLOWED_ROLES, RulesServer, ServeOptions, serve, serve_with_tls};

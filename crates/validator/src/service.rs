@@ -5,17 +5,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use banco_auth::{
-    AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
-};
+use banco_auth::{Role, ServerTls, Verifier};
+use banco_serving::{GrpcServer, ServeError, code_label};
+use banco_wire::pb;
 use banco_wire::pb::rules_service_server::{RulesService, RulesServiceServer};
-use banco_wire::{FILE_DESCRIPTOR_SET, pb};
 use tokio::net::TcpListener;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Server;
 use tonic::{Request, Response, Status};
 
-use crate::metrics::{ValidatorMetrics, code_label};
+use crate::metrics::ValidatorMetrics;
 use crate::rules;
 
 /// The largest request taken, encoded.
@@ -122,19 +119,6 @@ pub struct ServeOptions {
     pub metrics: Option<ValidatorMetrics>,
 }
 
-/// Why the server could not start or stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Policy(#[from] TransportPolicyError),
-    #[error("could not read the listening address: {0}")]
-    Address(#[source] std::io::Error),
-    #[error("reflection service: {0}")]
-    Reflection(#[from] tonic_reflection::server::Error),
-    #[error("gRPC server: {0}")]
-    Transport(#[from] tonic::transport::Error),
-}
-
 /// Serves RulesService with gRPC health and reflection on `listener` until `shutdown`
 /// completes. Plaintext only: a listener beyond loopback is refused; see
 /// [`serve_with_tls`].
@@ -157,41 +141,14 @@ pub async fn serve_with_tls(
     tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let addr = listener.local_addr().map_err(ServeError::Address)?;
-    require_tls_unless_loopback(addr, tls.is_some())?;
-    let mut builder = Server::builder();
-    if let Some(tls) = &tls {
-        builder = builder.tls_config(tls.config())?;
-    }
-
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<RulesServiceServer<RulesServer>>()
-        .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let guard = AuthInterceptor::new(options.verifier, &ALLOWED_ROLES);
-    tracing::info!(%addr, tls = tls.is_some(), "validator serving RulesService");
-    builder
-        .add_service(health_service)
-        .add_service(reflection)
-        .add_service(InterceptedService::new(
-            // The largest request is a Settle of every bet of a round: tens of bytes per
-            // bet, so 4 MiB is some 100,000 bets.
-            RulesServiceServer::new(RulesServer {
-                metrics: options.metrics,
-            })
-            .max_decoding_message_size(MAX_REQUEST_BYTES),
-            guard,
-        ))
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
-        .await?;
-    Ok(())
-}
-
-/// Small replies must leave at once: with Nagle on, each answer waits for the client's
-/// delayed ACK (measured: about 44 ms per card check and per confirm).
-fn incoming(listener: TcpListener) -> tonic::transport::server::TcpIncoming {
-    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
+    // The largest request is a Settle of every bet of a round: tens of bytes per bet, so
+    // 4 MiB is some 100,000 bets.
+    let rules = RulesServiceServer::new(RulesServer {
+        metrics: options.metrics,
+    })
+    .max_decoding_message_size(MAX_REQUEST_BYTES);
+    GrpcServer::new("validator", options.verifier, tls)
+        .add_service(rules, &ALLOWED_ROLES)
+        .serve(listener, shutdown)
+        .await
 }

@@ -19,10 +19,9 @@ pub const TX_ID_MAX_LEN: usize = 128;
 /// which may hold `@`), so that it reads the same in a log, a URL, a CSV line and an
 /// operator's database.
 ///
-/// The table derives them from what its journal replays exactly (`crates/table`): a stake is
-/// `debit:<round>:<player>:<n>:<position>` (`n` counting the player's bet requests in the
-/// round), its return `credit:<round>:<player>:<position>`, a cancel `cancel:<debit id>`;
-/// never from a client's own text, which could be of any length or alphabet.
+/// The caller derives them from what it can replay exactly (a table: its round, player,
+/// bet request and position), never from a client's own text, which could be of any length
+/// or alphabet.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct TxId(String);

@@ -6,15 +6,12 @@
 //! player's account, each with a transaction id derived from table, round, player and bet
 //! ([`TxId`]), so that a retry moves money at most once.
 //!
-//! A table talks to a wallet through the [`Wallet`] trait, whichever wallet it is:
-//! - **embedded**: this crate's store in the broadcaster's process (SQLite), the default;
-//! - **`banco wallet`**: the same store behind WalletService over gRPC (SQLite or
-//!   PostgreSQL), for several broadcasters sharing one balance per player;
-//! - **seamless**: an operator's own wallet over the HTTP/JSON protocol of
-//!   `proto/seamless-wallet.openapi.yaml`, as live-game providers connect to casinos.
+//! A wallet is reached through the [`Wallet`] trait (a table's debits, credits and
+//! cancels) and the [`Cashier`] trait (deposits and withdrawals), whichever wallet it is.
+//! This crate implements both with [`Store`], banco's own store in an SQLite file or
+//! PostgreSQL; the tables do not spend through it yet.
 //!
-//! The trait's contract, which every implementation keeps and `banco wallet conformance`
-//! checks:
+//! The trait's contract, which every implementation keeps:
 //! - the same transaction id with the same request gets the first answer again (marked
 //!   [`Receipt::replayed`]); the same id with a different request is refused
 //!   ([`WalletError::Conflict`]) and changes nothing;
@@ -28,9 +25,11 @@
 
 pub mod api;
 pub mod memory;
+pub mod store;
 
 pub use api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, CreditKind, Debit, Receipt,
     SelfLimit, TxId, TxIdError, Wallet, WalletError,
 };
 pub use memory::MemoryWallet;
+pub use store::{Store, StoreError, StoreOptions};

@@ -33,3 +33,7 @@ pub mod pb {
 /// `tonic_reflection::server::Builder::register_encoded_file_descriptor_set`.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/banco_descriptor.bin"));
+
+/// Bytes of `ClipMissing.detail` the archive takes (a longer one is refused): senders cut
+/// it to this.
+pub const MAX_CLIP_MISSING_DETAIL_BYTES: usize = 1000;

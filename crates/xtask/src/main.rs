@@ -1,10 +1,12 @@
 //! `cargo xtask`: the project's own automation, in Rust so that it runs wherever cargo does.
 //!
 //! - `setup`: installs the Debian packages banco needs, when any is missing.
-//! - `test`:  setup, then formatting, clippy, and every test of the workspace.
+//! - `test`:  setup, the player page built and its own tests, then formatting, clippy,
+//!   and every test of the workspace.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
+//! - `web`:   build the player page (`web/`, Node and npm) that the broadcaster serves.
 
 use std::env;
 use std::io::{BufRead as _, BufReader};
@@ -15,19 +17,23 @@ use anyhow::{Context, Result, bail};
 
 mod packages;
 mod postgres;
+mod web;
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
-  test    setup, cargo fmt --check, clippy -D warnings, every test of the workspace
+  test    setup, the page built and its tests (npm), cargo fmt --check, clippy -D
+          warnings, every test of the workspace
   ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
           if installed, else on stable with RUSTC_BOOTSTRAP=1)
   bench   run the criterion benchmarks and print their figures
   demo    setup, build, and run a whole table: services, video, 20 bots and the croupier
           console (--headless --rounds N: a built-in croupier and a summary;
           `demo rules`: a seeded shoe through the rules engine alone)
+  web     build the player page (web/: npm ci, then generate, type-check and bundle) when
+          its sources changed; test and demo do it first
 ";
 
 fn main() -> ExitCode {
@@ -52,6 +58,7 @@ fn run(args: &[String]) -> Result<()> {
         "ci" => ci(),
         "bench" => bench(rest),
         "demo" => demo(rest),
+        "web" => web::build(&root()),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -65,6 +72,9 @@ fn run(args: &[String]) -> Result<()> {
 
 fn test() -> Result<()> {
     packages::setup()?;
+    // Before any build: the broadcaster builds the page's files in. The page's own
+    // type-check and unit tests run here too.
+    web::test(&root())?;
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -109,6 +119,7 @@ fn bench(extra: &[String]) -> Result<()> {
 /// walk-through instead.
 fn demo(extra: &[String]) -> Result<()> {
     packages::setup()?;
+    web::build(&root())?;
     cargo(&[
         "build",
         "--release",

@@ -10,12 +10,15 @@ use anyhow::{Context, Result, bail};
 /// servers the tests and benchmarks start on loopback (PostgreSQL 15 for the archive,
 /// NATS for the fan-out comparison); the `sqlite3` tool the archive's tampering test
 /// edits a row with, as a person would; and `tmux`, in which the croupier console's
-/// end-to-end test runs the console and reads its screen.
+/// end-to-end test runs the console and reads its screen; Chromium and its WebDriver, in
+/// which the player page's end-to-end tests run.
 const PACKAGES: &[&str] = &[
     "postgresql",
     "nats-server",
     "sqlite3",
     "tmux",
+    "chromium",
+    "chromium-driver",
     "libgstreamer1.0-dev",
     "libgstreamer-plugins-base1.0-dev",
     "gstreamer1.0-plugins-base",

@@ -1,5 +1,6 @@
-//! The scoreboard of the shoe: bead plate, Big Road, and the three derived roads (as six-row
-//! boards when there is room, else as their latest marks on one line each).
+//! The scoreboard of the whole shoe: bead plate, Big Road, and the three derived roads (as
+//! six-row boards when there is room, else as their latest marks on one line each), each
+//! named; the counts, Player first, on the bottom border.
 
 use banco_rules::Side;
 use banco_rules::Winner;
@@ -11,6 +12,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
+use super::text;
 use super::{BANKER, PLAYER, TIE};
 use crate::model::Model;
 
@@ -75,13 +77,31 @@ fn board<T: Copy>(
     }
 }
 
+/// Writes `label` on the top border over `over`, as far as it fits there.
+fn label_on_border(buf: &mut Buffer, border_y: u16, over: Rect, label: &str) {
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    for (i, c) in label.chars().take(usize::from(over.width)).enumerate() {
+        let Ok(i) = u16::try_from(i) else { return };
+        if let Some(cell) = buf.cell_mut((over.x + i, border_y)) {
+            cell.set_char(c).set_style(bold);
+        }
+    }
+}
+
 pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let stats = model.roads.stats();
-    let title = format!(
-        " ROADS B {} P {} T {} ",
-        stats.banker, stats.player, stats.tie
+    let cols = usize::from(area.width.saturating_sub(2));
+    let counts = text::first_fit(
+        &[
+            format!(
+                " Player {} · Banker {} · Tie {} ",
+                stats.player, stats.banker, stats.tie
+            ),
+            format!(" P {} B {} T {} ", stats.player, stats.banker, stats.tie),
+        ],
+        cols,
     );
-    let block = Block::bordered().title(title);
+    let block = Block::bordered().title_bottom(counts);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height < ROWS {
@@ -103,6 +123,10 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     ])
     .areas(top);
     let buf = frame.buffer_mut();
+    let bead_label = text::first_fit(&["Bead plate", "Bead"], usize::from(bead.width));
+    label_on_border(buf, area.y, bead, &bead_label);
+    let big_label = text::first_fit(&["Big Road", "Big"], usize::from(big.width));
+    label_on_border(buf, area.y, big, &big_label);
     let results = model.roads.bead_plate().results();
     let bead_cols = results.len().div_ceil(usize::from(ROWS));
     let bead_cells: Vec<GridCell<Winner>> = results

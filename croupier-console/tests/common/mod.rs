@@ -35,6 +35,7 @@ pub fn state(seq: u64, phase: pb::TablePhase, shoe: pb::ShoeState) -> pb::TableS
         cards_left: 371,
         seq,
         players: 12,
+        currency: "EUR".into(),
         ..Default::default()
     }
 }
@@ -60,6 +61,14 @@ pub fn winners(text: &str) -> Vec<i32> {
         })
         .map(Into::into)
         .collect()
+}
+
+/// Roads whose bead plate holds `text` (`BPT…`), as the table sends the whole shoe's.
+pub fn roads(text: &str) -> Option<pb::Roads> {
+    Some(pb::Roads {
+        bead_plate: text.into(),
+        ..Default::default()
+    })
 }
 
 pub fn bets() -> Vec<pb::PositionTotal> {

@@ -9,7 +9,7 @@ use sqlx::{QueryBuilder, Row as _};
 
 use super::aggregate::Folded;
 use super::known::Known;
-use super::{Db, Store, on_pool};
+use super::{ClipRow, Db, MissingClipRow, Store, on_pool};
 use crate::error::ArchiveError;
 use crate::record::{BetRow, RoundRow};
 
@@ -27,6 +27,19 @@ pub struct OwnedRound {
     /// The table's record, packed ([`crate::packed`]).
     pub table_record: Vec<u8>,
     pub export: ExportLines,
+    /// What the record says of the round's clip: where it is, or why there is none
+    /// (stored with the round, so that nobody reads the round without it).
+    pub clip: ClipOf,
+}
+
+/// What a record says of its round's clip.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ClipOf {
+    Clip(ClipRow),
+    Missing(MissingClipRow),
+    /// Nothing (a broadcaster that records no clips).
+    #[default]
+    Unsaid,
 }
 
 /// A round as Export writes it, packed ([`crate::packed`]).
@@ -90,6 +103,10 @@ const INSERT_RECORDS: &str = "INSERT INTO round_records (round_id, table_record)
 
 const INSERT_EXPORTS: &str =
     "INSERT INTO round_exports (table_id, chain_seq, round_id, bets, jsonl, csv) ";
+
+const INSERT_CLIPS: &str = "INSERT INTO clips (round_id, path, size_bytes, sha256) ";
+
+const INSERT_CLIPS_MISSING: &str = "INSERT INTO clips_missing (round_id, reason, detail) ";
 
 const INSERT_BETS: &str = "INSERT INTO bets (round_id, player_id, position, stake, returned,
     refunded, won, rounding_remainder, rounding_denominator, finished_at) ";
@@ -262,6 +279,39 @@ pub(super) async fn write_batch(
                     .push_bind(round.row.bets)
                     .push_bind(round.export.jsonl.as_slice())
                     .push_bind(round.export.csv.as_slice());
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let clips: Vec<(&str, &ClipRow)> = accepted
+            .iter()
+            .filter_map(|round| match &round.clip {
+                ClipOf::Clip(clip) => Some((round.row.round_id.as_str(), clip)),
+                _ => None,
+            })
+            .collect();
+        for chunk in super::shaped_chunks(&clips, RECORDS_PER_INSERT) {
+            let mut q = QueryBuilder::new(INSERT_CLIPS);
+            q.push_values(chunk, |mut b, (round_id, clip)| {
+                b.push_bind(*round_id)
+                    .push_bind(clip.path.as_str())
+                    .push_bind(clip.size_bytes)
+                    .push_bind(clip.sha256.as_str());
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let missing: Vec<(&str, &MissingClipRow)> = accepted
+            .iter()
+            .filter_map(|round| match &round.clip {
+                ClipOf::Missing(missing) => Some((round.row.round_id.as_str(), missing)),
+                _ => None,
+            })
+            .collect();
+        for chunk in super::shaped_chunks(&missing, RECORDS_PER_INSERT) {
+            let mut q = QueryBuilder::new(INSERT_CLIPS_MISSING);
+            q.push_values(chunk, |mut b, (round_id, missing)| {
+                b.push_bind(*round_id)
+                    .push_bind(missing.reason.as_str())
+                    .push_bind(missing.detail.as_str());
             });
             q.build().execute(&mut *tx).await?;
         }

@@ -21,8 +21,8 @@ mod schema;
 mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
-pub use append::{Appended, ExportLines, LastLink, OwnedRound};
-pub use clips::{ClipPut, ClipRow};
+pub use append::{Appended, ClipOf, ExportLines, LastLink, OwnedRound};
+pub use clips::{ClipPut, ClipRow, MissingClipRow};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 
 /// The pool of either backend.

@@ -141,6 +141,13 @@ const MIGRATIONS: &[&str] = &[
         size_bytes BIGINT NOT NULL,
         sha256 TEXT NOT NULL
     )",
+    // 6: why a round has no clip, as its broadcaster said (`no_video`, or how the clip was
+    // lost), for rounds stored without one. Beside the round, like its clip.
+    "CREATE TABLE clips_missing (
+        round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
+        reason TEXT NOT NULL,
+        detail TEXT NOT NULL
+    )",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.

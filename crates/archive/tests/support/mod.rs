@@ -4,7 +4,6 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use banco_archive::{Store, TrustedKeys};
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
@@ -17,81 +16,11 @@ use rand_core::SeedableRng;
 
 pub const CROUPIER: &str = "croupier-1";
 
-/// A test database: a temporary SQLite file or a fresh PostgreSQL schema.
-pub struct TestDb {
-    pub url: String,
-    pub _dir: Option<tempfile::TempDir>,
-}
+pub use banco_testdb::TestDb;
 
-impl TestDb {
-    pub fn sqlite_path(&self) -> Option<String> {
-        self.url.strip_prefix("sqlite://").map(str::to_owned)
-    }
-}
-
-pub async fn sqlite() -> TestDb {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("archive.db").display());
-    TestDb {
-        url,
-        _dir: Some(dir),
-    }
-}
-
-static SCHEMA: AtomicU32 = AtomicU32::new(0);
-
-/// A fresh schema in `DATABASE_URL`'s database; `None` when it is not set.
-pub async fn postgres(test: &str) -> Option<TestDb> {
-    let base = std::env::var("DATABASE_URL").ok()?;
-    let schema = format!(
-        "t_{}_{}_{}",
-        test,
-        std::process::id(),
-        SCHEMA.fetch_add(1, Ordering::SeqCst)
-    );
-    let pool = sqlx::PgPool::connect(&base).await.unwrap();
-    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(TestDb {
-        url: format!("{base}{sep}options=-c%20search_path%3D{schema}"),
-        _dir: None,
-    })
-}
-
-/// Runs one async test body on SQLite, and again on PostgreSQL when configured.
-#[macro_export]
-macro_rules! both_backends {
-    ($($name:ident),+ $(,)?) => {
-        mod sqlite_backend {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let db = $crate::support::sqlite().await;
-                    super::$name(db).await;
-                }
-            )+
-        }
-        mod postgres_backend {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(db) = $crate::support::postgres(stringify!($name)).await else {
-                        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
-                        return;
-                    };
-                    super::$name(db).await;
-                }
-            )+
-        }
-    };
+/// A fresh SQLite archive file.
+pub fn sqlite() -> TestDb {
+    banco_testdb::sqlite("archive.db")
 }
 
 pub fn table_key() -> ed25519_dalek::SigningKey {

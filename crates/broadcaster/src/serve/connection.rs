@@ -39,10 +39,23 @@ pub(super) async fn serve(stream: TcpStream, shared: Shared, stopping: watch::Re
         remote_addr: stream.peer_addr().ok(),
     };
     match &shared.tls {
-        None => serve_http2(stream, peer, shared, stopping).await,
+        None => match crate::web::starts_http2(&stream).await {
+            Some(true) => serve_http2(stream, peer, shared, stopping).await,
+            // web: a browser's HTTP/1.1.
+            Some(false) => {
+                let web = shared.web.service(false, stopping.clone());
+                crate::web::serve_http1(stream, peer, web, stopping).await;
+            }
+            None => {}
+        },
         Some(acceptor) => {
             let accepted = tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await;
             match accepted {
+                // web: a browser that chose HTTP/1.1.
+                Ok(Ok(tls)) if tls.get_ref().1.alpn_protocol() == Some(b"http/1.1") => {
+                    let web = shared.web.service(true, stopping.clone());
+                    crate::web::serve_http1(tls, peer, web, stopping).await;
+                }
                 Ok(Ok(tls)) => serve_http2(tls, peer, shared, stopping).await,
                 Ok(Err(error)) => {
                     tracing::debug!(peer = ?peer.remote_addr, %error, "TLS handshake failed");
@@ -79,6 +92,7 @@ async fn serve_http2<IO>(
         }
     };
     let mut pumps = Pumps::new();
+    let web_stopping = stopping.clone();
     let mut stopped = std::pin::pin!(async move {
         // A dropped sender means the server is gone: stop as well.
         let _ = stopping.wait_for(|stop| *stop).await;
@@ -99,7 +113,11 @@ async fn serve_http2<IO>(
             pumps.poll(cx);
             match connection.poll_accept(cx) {
                 Poll::Ready(Some(Ok((request, mut respond)))) => {
-                    if SubscribeRoute::takes(&request) {
+                    if crate::web::takes(&request) {
+                        // web: the page, launch codes and gRPC-Web.
+                        let web = shared.web.service(shared.tls.is_some(), web_stopping.clone());
+                        tokio::spawn(request::serve_with(web, request, respond, peer.clone(), None));
+                    } else if SubscribeRoute::takes(&request) {
                         if shutting_down {
                             let _ = respond.send_response(
                                 Status::unavailable("the broadcaster is shutting down").into_http(),

@@ -14,7 +14,7 @@ const MAX_DIGITS: usize = 8;
 
 /// The deadline `headers` ask for: `None` without one; a header that is not a gRPC
 /// timeout (1 to 8 digits, then one of `H M S m u n`) is refused, naming it.
-pub(super) fn of(headers: &http::HeaderMap) -> Result<Option<Duration>, Status> {
+pub(crate) fn of(headers: &http::HeaderMap) -> Result<Option<Duration>, Status> {
     let Some(value) = headers.get(HEADER) else {
         return Ok(None);
     };
@@ -50,7 +50,7 @@ pub(super) fn of(headers: &http::HeaderMap) -> Result<Option<Duration>, Status> 
 }
 
 /// What a call past its deadline is answered.
-pub(super) fn exceeded(timeout: Duration) -> Status {
+pub(crate) fn exceeded(timeout: Duration) -> Status {
     Status::deadline_exceeded(format!(
         "not answered within the caller's {HEADER} of {timeout:?}"
     ))

@@ -8,7 +8,7 @@
 //! Connections are served on threads of their own ([`threads`]).
 
 mod connection;
-mod deadline;
+pub(crate) mod deadline;
 mod pumps;
 mod request;
 mod threads;
@@ -17,14 +17,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_auth::{
-    AuthInterceptor, Role, ServerTls, TransportPolicyError, Verifier, require_tls_unless_loopback,
-};
-use banco_wire::FILE_DESCRIPTOR_SET;
+use banco_auth::{AuthInterceptor, Role, ServerTls, Verifier};
+pub use banco_serving::ServeError;
+use banco_serving::{add_health_and_reflection, listening_address};
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use banco_wire::pb::table_service_server::TableServiceServer;
 use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
+use tonic::server::NamedService as _;
 use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 
@@ -36,7 +36,7 @@ use crate::subscribe::{PlayerRoutes, SubscribeRoute};
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
-use crate::video::clips::ClipStore;
+use crate::video::clip_store::ClipStore;
 
 /// How to serve.
 #[derive(Debug)]
@@ -66,6 +66,8 @@ pub struct ServeOptions {
     pub metrics: crate::metrics::HubMetricFamilies,
     /// Largest requests, and each player's rate.
     pub limits: RequestLimits,
+    /// The player page and gRPC-Web: allowed origins, launch codes.
+    pub web: crate::web::WebOptions,
 }
 
 impl ServeOptions {
@@ -82,27 +84,29 @@ impl ServeOptions {
             clips: None,
             metrics: crate::metrics::HubMetricFamilies::default(),
             limits: RequestLimits::default(),
+            web: crate::web::WebOptions::default(),
         }
     }
 }
 
-/// Why the server could not start or stopped.
+/// What the broadcaster's own part could not start with; carried as
+/// [`ServeError::Service`].
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Policy(#[from] TransportPolicyError),
-    #[error("could not read the listening address: {0}")]
-    Address(#[source] std::io::Error),
+pub enum StartError {
     #[error("table `{0}` is given twice")]
     DuplicateTable(String),
     #[error("welcome credit {0}: must be a positive number of minor units")]
     WelcomeCredit(i64),
-    #[error("reflection service: {0}")]
-    Reflection(#[from] tonic_reflection::server::Error),
     #[error(transparent)]
     Hub(#[from] crate::hub::HubError),
     #[error("could not start a connection thread: {0}")]
     Runtime(#[source] std::io::Error),
+}
+
+impl From<StartError> for ServeError {
+    fn from(error: StartError) -> ServeError {
+        ServeError::service(error)
+    }
 }
 
 /// How long connections may take to finish their calls once the server stops, before
@@ -117,6 +121,8 @@ struct Shared {
     /// Subscribe, whose streams the connection writes itself.
     subscribe: SubscribeRoute,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The player page and gRPC-Web (see `crate::web`).
+    web: crate::web::Web,
 }
 
 /// Serves TableService (role croupier) and PlayerService (role player) with gRPC health
@@ -127,14 +133,14 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let addr = listener.local_addr().map_err(ServeError::Address)?;
-    require_tls_unless_loopback(addr, options.tls.is_some())?;
+    let addr = listening_address(&listener, options.tls.is_some())?;
     let tls = options
         .tls
         .as_ref()
-        .map(|tls| tokio_rustls::TlsAcceptor::from(tls.rustls_config()));
+        // web: browsers may choose HTTP/1.1 over TLS.
+        .map(|tls| tokio_rustls::TlsAcceptor::from(crate::web::with_http1(&tls.rustls_config())));
     if let Some(welcome) = options.welcome.as_ref().filter(|w| w.amount <= 0) {
-        return Err(ServeError::WelcomeCredit(welcome.amount));
+        return Err(StartError::WelcomeCredit(welcome.amount).into());
     }
     let count = options.tables.len();
     let tables = Arc::new(Tables::new(options.tables));
@@ -143,26 +149,14 @@ pub async fn serve(
         for t in tables.all() {
             ids.push(t.id());
         }
-        return Err(ServeError::DuplicateTable(ids.join(", ")));
+        return Err(StartError::DuplicateTable(ids.join(", ")).into());
     }
 
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<TableServiceServer<TableServer>>()
-        .await;
-    health
-        .set_serving::<PlayerServiceServer<PlayerServer>>()
-        .await;
-    health
-        .set_serving::<VideoIngestService<VideoIngestServer>>()
-        .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
-        .build_v1()?;
     for table in tables.all() {
         table
             .start_hub(&options.currency, options.fanout, &options.metrics)
-            .await?;
+            .await
+            .map_err(StartError::from)?;
         if let Some(clips) = &options.clips {
             table.start_clips(clips);
         }
@@ -174,7 +168,7 @@ pub async fn serve(
         &[Role::Croupier, Role::Service],
     );
     let services = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Service]);
-    let players = AuthInterceptor::new(options.verifier, &[Role::Player]);
+    let players = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Player]);
     let limits = options.limits;
     let table_service = Arc::new(TableServer::new(Arc::clone(&tables)));
     let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
@@ -192,9 +186,16 @@ pub async fn serve(
     let player_guard = PlayerGuard::new(players, &limits);
     let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
     let mut routes = Routes::builder();
+    add_health_and_reflection(
+        &mut routes,
+        &[
+            TableServiceServer::<TableServer>::NAME,
+            PlayerServiceServer::<PlayerServer>::NAME,
+            VideoIngestService::<VideoIngestServer>::NAME,
+        ],
+    )
+    .await?;
     routes
-        .add_service(health_service)
-        .add_service(reflection)
         .add_service(TableRoutes::new(
             table_service,
             croupiers,
@@ -217,10 +218,18 @@ pub async fn serve(
             table.shut_down();
         }
     };
+    // web: the page, launch codes and gRPC-Web, over the same routes.
+    let web = crate::web::Web::new(
+        options.web,
+        routes.clone(),
+        subscribe.clone(),
+        &options.verifier,
+    );
     let shared = Shared {
         routes,
         subscribe,
         tls,
+        web,
     };
     threads::serve_on_threads(listener, shared, options.io_threads.max(1), shutdown).await
 }

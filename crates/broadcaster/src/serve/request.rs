@@ -14,7 +14,6 @@ use http_body::{Body as _, Frame};
 use tonic::body::Body;
 use tonic::service::Routes;
 use tonic::transport::server::TcpConnectInfo;
-use tower_service::Service as _;
 
 use super::deadline;
 
@@ -88,7 +87,7 @@ enum Answer<R> {
 
 /// Serves one call through `routes` and writes its response.
 pub(super) async fn serve(
-    mut routes: Routes,
+    routes: Routes,
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
     peer: TcpConnectInfo,
@@ -100,11 +99,29 @@ pub(super) async fn serve(
             return;
         }
     };
+    serve_with(routes, request, respond, peer, timeout).await;
+}
+
+/// Serves one request through `service` (tonic's routes, or the web side, which keeps
+/// gRPC-Web's deadlines itself) and writes its response; `timeout`: the caller's deadline.
+pub(super) async fn serve_with<S>(
+    mut service: S,
+    request: http::Request<RecvStream>,
+    mut respond: SendResponse<Bytes>,
+    peer: TcpConnectInfo,
+    timeout: Option<Duration>,
+) where
+    S: tower_service::Service<
+            http::Request<Body>,
+            Response = http::Response<Body>,
+            Error = std::convert::Infallible,
+        >,
+{
     let request = routed(request, &peer);
     // Until the routes answer, a client that gives up resets the stream, and one whose
     // deadline passes is told so: stop waiting (the handler is dropped).
     let answered = {
-        let mut call = std::pin::pin!(routes.call(request));
+        let mut call = std::pin::pin!(service.call(request));
         let mut expired = std::pin::pin!(async move {
             match timeout {
                 Some(timeout) => {

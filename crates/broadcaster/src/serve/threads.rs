@@ -15,7 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-use super::{CONNECTION_DRAIN as DRAIN, ServeError, Shared, connection};
+use super::{CONNECTION_DRAIN as DRAIN, ServeError, Shared, StartError, connection};
 
 /// Connections waiting for their thread.
 const HANDOFF: usize = 1024;
@@ -40,11 +40,11 @@ pub(super) async fn serve_on_threads(
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(ServeError::Runtime)?;
+                    .map_err(StartError::Runtime)?;
                 runtime.block_on(serve_thread(connections, shared, stopped));
                 Ok(())
             })
-            .map_err(ServeError::Runtime)?;
+            .map_err(StartError::Runtime)?;
         workers.push(worker);
     }
     tokio::pin!(shutdown);
@@ -81,13 +81,13 @@ pub(super) async fn serve_on_threads(
     for worker in workers {
         let joined = tokio::task::spawn_blocking(move || worker.join())
             .await
-            .map_err(|e| ServeError::Runtime(std::io::Error::other(e.to_string())))?;
+            .map_err(|e| StartError::Runtime(std::io::Error::other(e.to_string())))?;
         let failed = match joined {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(e),
-            Err(_) => Some(ServeError::Runtime(std::io::Error::other(
-                "a connection thread panicked",
-            ))),
+            Err(_) => Some(
+                StartError::Runtime(std::io::Error::other("a connection thread panicked")).into(),
+            ),
         };
         if let Some(e) = failed
             && result.is_ok()

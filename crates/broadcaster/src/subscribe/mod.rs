@@ -288,7 +288,7 @@ fn snapshot(
     joined: &Joined,
     available: i64,
 ) -> pb::Snapshot {
-    let state = wire::table_state(&joined.table, hub::through(joined.seq));
+    let state = wire::round_state(&joined.table, hub::through(joined.seq));
     let (closes_at, countdown_ms) = match joined.table.phase {
         Phase::BettingOpen {
             closes_at: Some(closes_at),

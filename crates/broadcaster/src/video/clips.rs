@@ -2,170 +2,40 @@
 //! named by the round id, for the archive (regulators require video of every game).
 //! A round gets no clip when no camera was publishing as its betting closed.
 //!
-//! [`TableClips`] watches the table's events. At BettingClosed it starts a recorder and
-//! seeds it with the relay's GOP cache, so the clip begins at a keyframe and decodes; every
-//! unit relayed after that goes into it; at the round's Result (or its void) it records
-//! [`CLIP_TAIL`] more, so the last cards and the result are on screen, then finishes the
-//! file (`<round_id>.mp4`, written as `.<round_id>.mp4.part` until complete) and records
-//! its size and SHA-256 in the [`ClipStore`], where the archive sink finds it.
+//! [`TableClips`] follows the table's events. At BettingClosed it tells the
+//! [`ClipStore`] that the round's clip is coming, starts a recorder and seeds it with the
+//! relay's GOP cache, so the clip begins at a keyframe and decodes; every unit relayed
+//! after that goes into it; at the round's Result (or its void) it records [`CLIP_TAIL`]
+//! more, so the last cards and the result are on screen, then finishes the file
+//! (`<round_id>.mp4`, written as `.<round_id>.mp4.part` until complete) and records its
+//! size and SHA-256 in the store, where the archive sink finds it.
+//!
+//! The events come on a channel that can lag: the recorder then asks the table where it
+//! is and tells the store which rounds it missed, so that their clips are reported lost
+//! rather than waited for, or taken for none.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use banco_streaming::{Recorder, RecorderOptions};
-use banco_table::Event;
 use banco_table::actor::TableHandle;
+use banco_table::{Event, Phase, Published, TableSnapshot};
 use banco_wire::pb;
-use sha2::{Digest as _, Sha256};
-use tokio::sync::Notify;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::VideoRelay;
+use super::clip_store::{
+    ClipFile, ClipMissing, ClipState, ClipStore, MissingReason, RoundClip, Through, clip_name,
+    hash_file,
+};
 use crate::metrics::VideoMetrics;
 
 /// Video kept after the result: the video trails the table's events by the capture and
 /// network delay, and the result should be seen on the table.
 pub const CLIP_TAIL: Duration = Duration::from_secs(1);
-
-/// Rounds whose clip state is kept in memory before the finished ones are forgotten.
-const KEPT_STATES: usize = 1024;
-
-/// A finished clip file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClipFile {
-    pub path: PathBuf,
-    pub size_bytes: u64,
-    pub sha256: Vec<u8>,
-}
-
-#[derive(Debug)]
-enum ClipState {
-    Recording,
-    Done(ClipFile),
-    /// No clip: why (no video during the round, or the recorder failed).
-    Missing(String),
-}
-
-/// The clips of every table of a broadcaster: the folder, and what is being recorded.
-#[derive(Debug)]
-pub struct ClipStore {
-    dir: PathBuf,
-    states: Mutex<HashMap<String, ClipState>>,
-    changed: Notify,
-}
-
-/// Why the clip folder cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[error("clip folder {dir}: {source}")]
-pub struct ClipStoreError {
-    dir: String,
-    #[source]
-    source: std::io::Error,
-}
-
-impl ClipStore {
-    /// The folder `dir`, created if missing.
-    pub fn open(dir: &Path) -> Result<Arc<ClipStore>, ClipStoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| ClipStoreError {
-            dir: dir.display().to_string(),
-            source,
-        })?;
-        Ok(Arc::new(ClipStore {
-            dir: dir.to_owned(),
-            states: Mutex::new(HashMap::new()),
-            changed: Notify::new(),
-        }))
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// A map of plain values: a panic while holding it leaves nothing to repair.
-    fn states(&self) -> MutexGuard<'_, HashMap<String, ClipState>> {
-        self.states
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn set(&self, round_id: &str, state: ClipState) {
-        let mut states = self.states();
-        // Finished entries only save a look at the disk (a clip is found there again, a
-        // missing one is missing there too): forget them rather than grow for ever.
-        if states.len() >= KEPT_STATES {
-            states.retain(|_, s| matches!(s, ClipState::Recording));
-        }
-        states.insert(round_id.to_owned(), state);
-        drop(states);
-        self.changed.notify_waiters();
-    }
-
-    /// The clip of `round_id`: waits up to `wait` while it is still being recorded. A clip
-    /// recorded before a restart is found on disk. `None`: the round has no clip.
-    pub async fn clip(&self, round_id: &str, wait: Duration) -> Option<ClipFile> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let changed = self.changed.notified();
-            let known = match self.states().get(round_id) {
-                Some(ClipState::Done(file)) => return Some(file.clone()),
-                Some(ClipState::Missing(why)) => {
-                    tracing::warn!(round = round_id, %why, "the round has no clip");
-                    return None;
-                }
-                Some(ClipState::Recording) => true,
-                None => false,
-            };
-            if !known {
-                return self.on_disk(round_id).await;
-            }
-            if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                tracing::warn!(
-                    round = round_id,
-                    "the clip was not finished in time: the round goes without it"
-                );
-                return None;
-            }
-        }
-    }
-
-    async fn on_disk(&self, round_id: &str) -> Option<ClipFile> {
-        let path = self.dir.join(clip_name(round_id));
-        let hashed = tokio::task::spawn_blocking(move || hash_file(&path).map(|h| (path, h)));
-        match hashed.await {
-            Ok(Ok((path, (size_bytes, sha256)))) => Some(ClipFile {
-                path,
-                size_bytes,
-                sha256,
-            }),
-            _ => None,
-        }
-    }
-}
-
-/// The file name of a round's clip.
-pub fn clip_name(round_id: &str) -> String {
-    format!("{round_id}.mp4")
-}
-
-/// Size and SHA-256 of a file.
-pub(crate) fn hash_file(path: &Path) -> std::io::Result<(u64, Vec<u8>)> {
-    use std::io::Read as _;
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buffer)?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        hasher.update(&buffer[..n]);
-    }
-    Ok((size, hasher.finalize().to_vec()))
-}
 
 /// One clip being recorded.
 struct Active {
@@ -203,17 +73,32 @@ impl Active {
     }
 }
 
+/// Why the recorder asks the table where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CatchUp {
+    /// It starts following the table.
+    Start,
+    /// It fell behind the table's events and lost some.
+    Lagged,
+}
+
 /// The clip recorder of one table.
 #[derive(Debug)]
 pub(crate) struct TableClips {
+    table_id: String,
     store: Arc<ClipStore>,
     active: Mutex<Option<Active>>,
     metrics: VideoMetrics,
 }
 
 impl TableClips {
-    pub(crate) fn new(store: Arc<ClipStore>, metrics: VideoMetrics) -> Arc<TableClips> {
+    pub(crate) fn new(
+        table_id: &str,
+        store: Arc<ClipStore>,
+        metrics: VideoMetrics,
+    ) -> Arc<TableClips> {
         Arc::new(TableClips {
+            table_id: table_id.to_owned(),
             store,
             active: Mutex::new(None),
             metrics,
@@ -235,35 +120,37 @@ impl TableClips {
 
     /// Follows the table's rounds until the table stops.
     pub(crate) async fn run(self: Arc<Self>, table: TableHandle, relay: Arc<VideoRelay>) {
-        let mut events = table.subscribe();
+        let events = table.subscribe();
+        self.follow(events, &table, &relay).await;
+    }
+
+    /// [`TableClips::run`] on `events`, subscribed to `table` by the caller.
+    pub(crate) async fn follow(
+        self: Arc<Self>,
+        mut events: Receiver<Arc<Published>>,
+        table: &TableHandle,
+        relay: &Arc<VideoRelay>,
+    ) {
+        let mut catching_up = Some(CatchUp::Start);
         loop {
-            let published = match events.recv().await {
-                Ok(published) => published,
+            if let Some(why) = catching_up.take() {
+                match self.catch_up(&mut events, table, relay, why).await {
+                    Some(again) => catching_up = again,
+                    None => break,
+                }
+                continue;
+            }
+            match events.recv().await {
+                Ok(published) => self.handle(&published, relay).await,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::warn!(
-                        table = table.table_id(),
+                        table = %self.table_id,
                         missed,
-                        "clip recorder lagged behind the table's events"
+                        "clip recorder lagged behind the table's events: the rounds it missed lose their clips"
                     );
-                    continue;
+                    catching_up = Some(CatchUp::Lagged);
                 }
                 Err(RecvError::Closed) => break,
-            };
-            for event in &published.events {
-                match event {
-                    Event::BettingClosed { round_id, .. } => {
-                        self.start(&round_id.to_string(), &relay).await;
-                    }
-                    Event::Result { round_id, .. } | Event::RoundVoided { round_id, .. } => {
-                        let this = Arc::clone(&self);
-                        let round_id = round_id.to_string();
-                        tokio::spawn(async move {
-                            tokio::time::sleep(CLIP_TAIL).await;
-                            this.finish(&round_id).await;
-                        });
-                    }
-                    _ => {}
-                }
             }
         }
         if let Some(active) = self.active().take() {
@@ -271,32 +158,130 @@ impl TableClips {
         }
     }
 
+    /// Asks the table where it is, handles every event published before its answer (they
+    /// wait in `events`), then tells the store that the rounds up to there that no event
+    /// named will never be heard of here: played before the recorder followed the table,
+    /// or missed. `None`: the table has stopped; `Some(Some(Lagged))`: it lagged again.
+    async fn catch_up(
+        self: &Arc<Self>,
+        events: &mut Receiver<Arc<Published>>,
+        table: &TableHandle,
+        relay: &Arc<VideoRelay>,
+        why: CatchUp,
+    ) -> Option<Option<CatchUp>> {
+        let snapshot = match table.snapshot().await {
+            Ok(snapshot) => snapshot.table,
+            Err(e) => {
+                tracing::warn!(table = %self.table_id, error = %e, "clip recorder: the table is gone");
+                return None;
+            }
+        };
+        loop {
+            match events.try_recv() {
+                Ok(published) => self.handle(&published, relay).await,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Lagged(missed)) => {
+                    tracing::warn!(table = %self.table_id, missed, "clip recorder lagged again while catching up");
+                    return Some(Some(CatchUp::Lagged));
+                }
+                Err(TryRecvError::Closed) => return None,
+            }
+        }
+        let Some(through) = Through::closed_as_of(&snapshot) else {
+            return Some(None);
+        };
+        match why {
+            CatchUp::Start => self.store.followed_after(&self.table_id, through),
+            CatchUp::Lagged => {
+                self.store.missed_through(&self.table_id, through);
+                // Its Result may be among the events lost.
+                let active = self.active().as_ref().map(|a| a.round_id.clone());
+                if let Some(round_id) = active
+                    && round_over(&snapshot, &round_id)
+                {
+                    self.finish_after_tail(round_id);
+                }
+            }
+        }
+        Some(None)
+    }
+
+    async fn handle(self: &Arc<Self>, published: &Published, relay: &VideoRelay) {
+        for event in &published.events {
+            match event {
+                Event::BettingClosed { round_id, .. } => {
+                    self.start(round_id.as_str(), relay).await;
+                }
+                Event::Result { round_id, .. } | Event::RoundVoided { round_id, .. } => {
+                    self.finish_after_tail(round_id.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn finish_after_tail(self: &Arc<Self>, round_id: String) {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(CLIP_TAIL).await;
+            this.finish(&round_id).await;
+        });
+    }
+
+    fn set(&self, round_id: &str, state: ClipState) {
+        self.store.set(&self.table_id, round_id, state);
+    }
+
+    fn missing(&self, round_id: &str, reason: MissingReason, detail: String) {
+        self.set(
+            round_id,
+            ClipState::Done(RoundClip::Missing(ClipMissing::new(reason, detail))),
+        );
+    }
+
     async fn start(&self, round_id: &str, relay: &VideoRelay) {
+        // No camera, no clip (and no pipeline started for nothing at every round).
+        if !relay.publishing() {
+            self.missing(
+                round_id,
+                MissingReason::NoVideo,
+                "no camera was publishing the table's video when betting closed".to_owned(),
+            );
+            return;
+        }
+        // Before anything slow: the sink may ask for this clip from now on.
+        self.set(round_id, ClipState::Recording);
         let previous = self.active().as_ref().map(|a| a.round_id.clone());
         if let Some(previous) = previous {
             self.finish(&previous).await;
         }
-        // No camera, no clip (and no pipeline started for nothing at every round).
-        if !relay.publishing() {
-            self.store.set(
-                round_id,
-                ClipState::Missing("no video was published when betting closed".to_owned()),
-            );
-            return;
-        }
-        let part = self.store.dir.join(format!(".{round_id}.mp4.part"));
-        let recorder = match Recorder::start(&RecorderOptions {
+        let part = self.store.dir().join(format!(".{round_id}.mp4.part"));
+        let options = RecorderOptions {
             mp4: Some(part.clone()),
             decode: false,
-        }) {
-            Ok(recorder) => recorder,
-            Err(e) => {
+        };
+        // Building and starting a GStreamer pipeline blocks.
+        let started = tokio::task::spawn_blocking(move || Recorder::start(&options)).await;
+        let recorder = match started {
+            Ok(Ok(recorder)) => recorder,
+            Ok(Err(e)) => {
                 tracing::error!(round = round_id, error = %e, "cannot record the round's clip");
-                self.store.set(round_id, ClipState::Missing(e.to_string()));
+                self.missing(
+                    round_id,
+                    MissingReason::RecorderFailed,
+                    format!("the clip recorder could not start: {e}"),
+                );
+                return;
+            }
+            Err(e) => {
+                self.missing(
+                    round_id,
+                    MissingReason::RecorderFailed,
+                    format!("the clip recorder panicked while starting: {e}"),
+                );
                 return;
             }
         };
-        self.store.set(round_id, ClipState::Recording);
         let mut active = self.active();
         let gop = relay.gop_units();
         let mut clip = Active {
@@ -325,11 +310,10 @@ impl TableClips {
         let Some(active) = active else {
             return;
         };
-        let store = Arc::clone(&self.store);
+        let dir = self.store.dir().to_owned();
         let round = round_id.to_owned();
-        let done =
-            tokio::task::spawn_blocking(move || finish_file(&store.dir, &round, active)).await;
-        let state = match done {
+        let done = tokio::task::spawn_blocking(move || finish_file(&dir, &round, active)).await;
+        let clip = match done {
             Ok(Ok(file)) => {
                 tracing::info!(
                     round = round_id,
@@ -337,15 +321,30 @@ impl TableClips {
                     "round clip written"
                 );
                 self.metrics.clips_written.inc();
-                ClipState::Done(file)
+                RoundClip::Written(file)
             }
             Ok(Err(why)) => {
                 tracing::warn!(round = round_id, %why, "no clip for the round");
-                ClipState::Missing(why)
+                RoundClip::Missing(ClipMissing::new(MissingReason::RecorderFailed, why))
             }
-            Err(e) => ClipState::Missing(format!("the clip writer panicked: {e}")),
+            Err(e) => RoundClip::Missing(ClipMissing::new(
+                MissingReason::RecorderFailed,
+                format!("the clip writer panicked: {e}"),
+            )),
         };
-        self.store.set(round_id, state);
+        self.set(round_id, ClipState::Done(clip));
+    }
+}
+
+/// Whether `round_id`'s result is out as of `snapshot` (a later round is under way, or
+/// this one is decided).
+fn round_over(snapshot: &TableSnapshot, round_id: &str) -> bool {
+    match &snapshot.round_id {
+        Some(current) if current.as_str() == round_id => matches!(
+            snapshot.phase,
+            Phase::Result | Phase::Settled | Phase::Voided | Phase::NoShoe | Phase::Idle
+        ),
+        _ => true,
     }
 }
 
@@ -355,7 +354,7 @@ fn finish_file(dir: &Path, round_id: &str, active: Active) -> Result<ClipFile, S
     let outcome = (|| {
         if let Some(why) = &active.failed {
             let _ = active.recorder.finish();
-            return Err(why.clone());
+            return Err(format!("the clip recorder failed: {why}"));
         }
         active
             .recorder
@@ -378,57 +377,107 @@ fn finish_file(dir: &Path, round_id: &str, active: Active) -> Result<ClipFile, S
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use banco_table::Command;
+
     use super::*;
+    use crate::video::test_table::{
+        camera_units, close_betting, deal_and_confirm, open_betting, open_shoe, table,
+    };
 
-    #[tokio::test]
-    async fn the_sink_waits_for_a_clip_being_written_and_finds_older_ones_on_disk() {
+    fn missing(clip: RoundClip) -> ClipMissing {
+        match clip {
+            RoundClip::Missing(missing) => missing,
+            RoundClip::Written(file) => panic!("a clip: {file:?}"),
+        }
+    }
+
+    /// The defect of issue 16: the sink asked for a fast round's clip before the recorder
+    /// had heard of the round, was told there was none, and the clip was written after.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_clip_asked_for_before_the_recorder_heard_of_its_round_is_still_found() {
+        let Some(units) = camera_units(30) else {
+            return;
+        };
         let dir = tempfile::tempdir().unwrap();
-        let store = ClipStore::open(dir.path()).unwrap();
-        store.set("T01-S0001-H001", ClipState::Recording);
-        let file = ClipFile {
-            path: dir.path().join("T01-S0001-H001.mp4"),
-            size_bytes: 3,
-            sha256: vec![7; 32],
+        let store = ClipStore::open(&dir.path().join("clips")).unwrap();
+        let (table, _task) = table(dir.path(), None).await;
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
+        let _camera = relay.claim().unwrap();
+        for unit in &units[..10] {
+            relay.relay(unit);
+        }
+        let metrics = VideoMetrics::default();
+        let clips = TableClips::new("T01", Arc::clone(&store), metrics.clone());
+        // The recorder is behind the table: subscribed, it hears of the round only once
+        // the round is over and the sink has asked for its clip.
+        let events = table.subscribe();
+        open_shoe(&table).await;
+        let round = open_betting(&table).await;
+        close_betting(&table).await;
+        deal_and_confirm(&table, &round, ["9S", "2H", "KD", "3C"]).await;
+        let asked = store.clip("T01", round.as_str(), Duration::from_secs(30));
+        tokio::pin!(asked);
+        assert!(futures::poll!(&mut asked).is_pending());
+        let following = {
+            let (table, relay) = (table.clone(), Arc::clone(&relay));
+            tokio::spawn(async move { clips.follow(events, &table, &relay).await })
         };
-        let writer = {
-            let store = Arc::clone(&store);
-            let file = file.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                store.set("T01-S0001-H001", ClipState::Done(file));
-            })
+        let file = match asked.await {
+            RoundClip::Written(file) => file,
+            RoundClip::Missing(missing) => panic!("the round's clip is lost: {missing:?}"),
         };
+        assert_eq!(file.path, store.dir().join(format!("{round}.mp4")));
         assert_eq!(
-            store.clip("T01-S0001-H001", Duration::from_secs(5)).await,
-            Some(file)
+            hash_file(&file.path).unwrap(),
+            (file.size_bytes, file.sha256)
         );
-        writer.await.unwrap();
+        assert_eq!(metrics.clips_written.get(), 1);
+        following.abort();
+    }
 
-        // Recorded before a restart: read from the folder, hashed.
-        std::fs::write(dir.path().join("T01-S0001-H002.mp4"), b"abc").unwrap();
-        let found = store
-            .clip("T01-S0001-H002", Duration::from_secs(1))
-            .await
-            .unwrap();
-        assert_eq!(found.size_bytes, 3);
-        assert_eq!(found.sha256, Sha256::digest(b"abc").to_vec());
+    /// Rounds whose events the recorder lost by falling behind are lost, and said so,
+    /// instead of being waited for or taken for rounds without video; it then follows the
+    /// table again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rounds_the_recorder_lagged_past_are_missed_and_the_next_ones_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ClipStore::open(&dir.path().join("clips")).unwrap();
+        let (table, _task) = table(dir.path(), None).await;
+        let relay = Arc::new(VideoRelay::new("T01", VideoMetrics::default()));
+        let clips = TableClips::new("T01", Arc::clone(&store), VideoMetrics::default());
+        let events = table.subscribe();
+        open_shoe(&table).await;
+        let first = open_betting(&table).await;
+        close_betting(&table).await;
+        deal_and_confirm(&table, &first, ["9S", "2H", "KD", "3C"]).await;
+        // More events than the channel keeps for a subscriber that does not read.
+        let deposits = (0..1100).map(|i| {
+            table.submit(
+                None,
+                Command::Deposit {
+                    player: format!("p{}", i % 7),
+                    amount: 100,
+                    key: format!("deposit-{i}"),
+                    now_ms: 0,
+                },
+            )
+        });
+        for deposit in futures::future::join_all(deposits).await {
+            deposit.unwrap();
+        }
+        let following = {
+            let (table, relay) = (table.clone(), Arc::clone(&relay));
+            tokio::spawn(async move { clips.follow(events, &table, &relay).await })
+        };
+        let wait = Duration::from_secs(30);
+        let lost = missing(store.clip("T01", first.as_str(), wait).await);
+        assert_eq!(lost.reason, MissingReason::Missed, "{lost:?}");
 
-        store.set("T01-S0001-H003", ClipState::Missing("no video".to_owned()));
-        assert_eq!(
-            store.clip("T01-S0001-H003", Duration::from_secs(1)).await,
-            None
-        );
-        store.set("T01-S0001-H004", ClipState::Recording);
-        assert_eq!(
-            store
-                .clip("T01-S0001-H004", Duration::from_millis(50))
-                .await,
-            None,
-            "a clip not finished in time is given up on"
-        );
-        assert_eq!(
-            store.clip("T01-S0001-H005", Duration::from_secs(1)).await,
-            None
-        );
+        let second = open_betting(&table).await;
+        close_betting(&table).await;
+        deal_and_confirm(&table, &second, ["8S", "2D", "QD", "4C"]).await;
+        let none = missing(store.clip("T01", second.as_str(), wait).await);
+        assert_eq!(none.reason, MissingReason::NoVideo, "{none:?}");
+        following.abort();
     }
 }

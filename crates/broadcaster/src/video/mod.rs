@@ -8,10 +8,17 @@
 //! - [`viewer`]: one viewer's stream: the GOP first, so the picture appears at once, then
 //!   live units; a viewer that falls behind skips to the next keyframe, alone.
 //! - [`clips`]: an MP4 of every round, betting closed to result, for the archive.
+//! - [`clip_store`]: what each round's clip is (coming, written, or missing and why),
+//!   where the archive sink asks for it.
 
+pub(crate) mod clip_store;
 pub(crate) mod clips;
+#[cfg(test)]
+mod delivery_tests;
 pub(crate) mod ingest;
 pub(crate) mod relay;
+#[cfg(test)]
+pub(crate) mod test_table;
 mod viewer;
 
 pub(crate) use ingest::VideoIngestServer;

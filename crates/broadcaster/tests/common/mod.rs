@@ -65,7 +65,18 @@ impl Harness {
 
     /// [`Harness::start`] with the fan-out limits and the table's configuration given.
     pub(crate) async fn start_configured(fanout: FanoutLimits, config: TableConfig) -> Harness {
-        Harness::start_full(fanout, config, None).await
+        Harness::start_full(fanout, config, None, |_| {}).await
+    }
+
+    /// [`Harness::start`] with the page's and gRPC-Web's options given.
+    pub(crate) async fn start_web(web: banco_broadcaster::WebOptions) -> Harness {
+        Harness::start_full(
+            FanoutLimits::default(),
+            TableConfig::new("T01", Pacing::Live),
+            None,
+            |options| options.web = web,
+        )
+        .await
     }
 
     /// [`Harness::start`], served over TLS with [`localhost_tls`].
@@ -75,6 +86,7 @@ impl Harness {
             FanoutLimits::default(),
             TableConfig::new("T01", Pacing::Live),
             Some(tls),
+            |_| {},
         )
         .await
     }
@@ -83,6 +95,7 @@ impl Harness {
         fanout: FanoutLimits,
         config: TableConfig,
         tls: Option<(banco_broadcaster::ServerTls, banco_auth::ClientTls)>,
+        configure: impl FnOnce(&mut ServeOptions),
     ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let wallet = Arc::new(MemoryWallet::new());
@@ -112,6 +125,7 @@ impl Harness {
         options.fanout = fanout;
         let (server_tls, client_tls) = tls.unzip();
         options.tls = server_tls;
+        configure(&mut options);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();

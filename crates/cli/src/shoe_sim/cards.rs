@@ -12,6 +12,8 @@ pub(crate) struct Cards {
     pub(crate) id: String,
     order: Vec<Card>,
     next: usize,
+    /// The round being dealt and where in the shoe its first card was.
+    round: Option<(String, usize)>,
 }
 
 impl Cards {
@@ -25,6 +27,7 @@ impl Cards {
             id: id.to_owned(),
             order: shoe.order().to_vec(),
             next: 0,
+            round: None,
         })
     }
 
@@ -39,6 +42,23 @@ impl Cards {
     pub(crate) fn next_card(&mut self) -> Option<Card> {
         let card = *self.order.get(self.next)?;
         self.next += 1;
+        Some(card)
+    }
+
+    /// The card of `round` after its first `dealt`: a card the croupier took back and put
+    /// back in the shoe is read again, as a real reader reads it the second time it comes
+    /// out.
+    pub(crate) fn card_of(&mut self, round: &str, dealt: usize) -> Option<Card> {
+        let start = match &self.round {
+            Some((id, start)) if id == round => *start,
+            _ => {
+                self.round = Some((round.to_owned(), self.next));
+                self.next
+            }
+        };
+        let at = start + dealt;
+        let card = *self.order.get(at)?;
+        self.next = self.next.max(at + 1);
         Some(card)
     }
 }
@@ -57,5 +77,24 @@ mod tests {
         assert_eq!(exposed, order[0]);
         assert!((1..=10).contains(&face_down));
         assert_eq!(shoe.next_card(), Some(order[1 + usize::from(face_down)]));
+    }
+
+    #[test]
+    fn a_card_taken_back_is_read_again() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let mut shoe = Cards::shuffle("T01-S0001", 8, &mut rng).unwrap_or_else(|e| panic!("{e}"));
+        let order = shoe.order.clone();
+        let card = |shoe: &mut Cards, round, dealt| {
+            shoe.card_of(round, dealt)
+                .unwrap_or_else(|| panic!("empty"))
+        };
+        assert_eq!(card(&mut shoe, "H001", 0), order[0]);
+        assert_eq!(card(&mut shoe, "H001", 1), order[1]);
+        assert_eq!(card(&mut shoe, "H001", 2), order[2]);
+        // The third card undone: it comes out again, and the shoe goes on after it.
+        assert_eq!(card(&mut shoe, "H001", 2), order[2]);
+        assert_eq!(card(&mut shoe, "H001", 3), order[3]);
+        // The next round starts after the last card out.
+        assert_eq!(card(&mut shoe, "H002", 0), order[4]);
     }
 }

@@ -113,6 +113,34 @@ fn due(state: &pb::TableState) -> Option<Due> {
     })
 }
 
+/// What the reader has given, to tell a card still on its way to the table from one the
+/// table took and the croupier then took back (which must be given again).
+#[derive(Debug, Default)]
+struct Reader {
+    served: Option<Due>,
+    /// The table has shown the card served (the round had more cards than before it).
+    taken: bool,
+}
+
+impl Reader {
+    /// What `state` asks of the reader now, if it has not given it yet.
+    fn wanted(&mut self, state: &pb::TableState) -> Option<Due> {
+        if let Some(Due::Card { round, dealt }) = &self.served
+            && state.round_id == *round
+            && state.cards.len() > *dealt
+        {
+            self.taken = true;
+        }
+        let now = due(state)?;
+        (self.served.as_ref() != Some(&now) || self.taken).then_some(now)
+    }
+
+    fn served(&mut self, due: Due) {
+        self.served = Some(due);
+        self.taken = false;
+    }
+}
+
 pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
     let token = banco_auth::client::read_token_file(&args.at.token_file)?;
     let endpoint = args.at.server.endpoint()?;
@@ -171,11 +199,14 @@ async fn play(
     let mut shoe_rng = ChaCha20Rng::seed_from_u64(args.seed);
     let mut rng = ChaCha20Rng::seed_from_u64(args.seed.rotate_left(32) ^ 0x5eed_0f7e_ade6);
     let mut cards: Option<Cards> = None;
-    let mut served: Option<Due> = None;
+    let mut reader = Reader::default();
     let (min, max) = args.delay_ms;
     loop {
-        let now = states.borrow_and_update().as_ref().and_then(due);
-        let Some(wanted) = now.filter(|d| served.as_ref() != Some(d)) else {
+        let now = states
+            .borrow_and_update()
+            .as_ref()
+            .and_then(|state| reader.wanted(state));
+        let Some(wanted) = now else {
             if states.changed().await.is_err() {
                 return Ok(ExitCode::SUCCESS);
             }
@@ -210,7 +241,7 @@ async fn play(
                     eprintln!("shoe-sim: {shoe}: joined after its burn; a fresh shuffle");
                     cards = Some(Cards::shuffle(shoe, args.decks, &mut shoe_rng)?);
                 }
-                let card = cards.as_mut().and_then(Cards::next_card);
+                let card = cards.as_mut().and_then(|c| c.card_of(round, *dealt));
                 if let Some(card) = card {
                     eprintln!("shoe-sim: {round}: card {} is {card}", dealt + 1);
                 }
@@ -219,11 +250,11 @@ async fn play(
         };
         let Some(card) = card else {
             eprintln!("shoe-sim: the shoe is empty; waiting for a new one");
-            served = Some(wanted);
+            reader.served(wanted);
             continue;
         };
         sink.line(&card.to_string()).await;
-        served = Some(wanted);
+        reader.served(wanted);
     }
 }
 
@@ -250,6 +281,48 @@ mod tests {
         assert!(parse_rate("1.5").is_err());
         assert!(parse_rate("-0.1").is_err());
         assert!(parse_rate("NaN").is_err());
+    }
+
+    #[test]
+    fn a_card_taken_back_is_given_again_and_one_on_its_way_is_not() {
+        let dealing = |dealt: usize, due: pb::Due| pb::TableState {
+            shoe_id: "T01-S0001".into(),
+            shoe_state: pb::ShoeState::InPlay.into(),
+            phase: if due == pb::Due::Complete {
+                pb::TablePhase::Result.into()
+            } else {
+                pb::TablePhase::Dealing.into()
+            },
+            round_id: "T01-S0001-H001".into(),
+            cards: vec![pb::DealtCard::default(); dealt],
+            due: due.into(),
+            ..Default::default()
+        };
+        let card = |dealt| Due::Card {
+            round: "T01-S0001-H001".into(),
+            dealt,
+        };
+        let mut reader = Reader::default();
+        assert_eq!(
+            reader.wanted(&dealing(3, pb::Due::BankerCard)),
+            Some(card(3))
+        );
+        reader.served(card(3));
+        // Given, not yet on the table (the console has it): not given twice.
+        assert_eq!(reader.wanted(&dealing(3, pb::Due::BankerCard)), None);
+        // On the table, the hand complete; then taken back: due again, so given again.
+        assert_eq!(reader.wanted(&dealing(4, pb::Due::Complete)), None);
+        assert_eq!(
+            reader.wanted(&dealing(3, pb::Due::BankerCard)),
+            Some(card(3))
+        );
+        reader.served(card(3));
+        assert_eq!(reader.wanted(&dealing(3, pb::Due::BankerCard)), None);
+        // The next card due is wanted at once.
+        assert_eq!(
+            reader.wanted(&dealing(4, pb::Due::PlayerCard)),
+            Some(card(4))
+        );
     }
 
     #[test]

@@ -20,6 +20,15 @@ impl Table {
             .filter(|&until| until > now)
     }
 
+    /// Whether `player` has been at this table as far as its journal knows: chatted, bet,
+    /// sat, set a self-limit or held money here. Being subscribed is not journaled, so a
+    /// replay could not decide on it.
+    fn has_seen(&self, player: &str) -> bool {
+        self.players.contains_key(player)
+            || self.ledger.nets().contains_key(player)
+            || self.seats.iter().flatten().any(|p| p == player)
+    }
+
     pub(super) fn chat(
         &mut self,
         player: &str,
@@ -82,6 +91,11 @@ impl Table {
     ) -> Result<Vec<Event>, Refusal> {
         required("player", player)?;
         required("by", by)?;
+        if !self.has_seen(player) {
+            return Err(Refusal::UnknownPlayer {
+                player: player.to_owned(),
+            });
+        }
         if minutes == 0 {
             if self.muted_until(player, now).is_none() {
                 return Err(Refusal::NotMuted {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use tokio::sync::watch;
 
@@ -106,7 +107,12 @@ impl TableDemoArgs {
 struct Addresses {
     archive: String,
     broadcaster: String,
+    /// The camera was started.
+    video: bool,
 }
+
+/// Longest the headless croupier waits for the camera's first picture before it plays.
+const VIDEO_WAIT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run(args: &TableDemoArgs) -> anyhow::Result<ExitCode> {
     args.check()?;
@@ -142,6 +148,7 @@ fn start_and_play(
 ) -> anyhow::Result<ExitCode> {
     let addresses = start_services(args, data, banco, children)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+    runtime.block_on(player_page(data, &addresses))?;
     let finished = match console {
         None => {
             let played = runtime.block_on(headless(args, data, &addresses))?;
@@ -172,6 +179,36 @@ fn start_and_play(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The player the demo opens the page for, beside the bots.
+const PAGE_PLAYER: &str = "you";
+
+/// Prints the player page's one-time link for [`PAGE_PLAYER`] (and keeps it in the data
+/// folder), with how to make another.
+async fn player_page(data: &DemoData, addresses: &Addresses) -> anyhow::Result<()> {
+    let server = format!("http://{}", addresses.broadcaster);
+    let player = data.player_token(PAGE_PLAYER)?;
+    let token_file = data.token("you.token");
+    std::fs::write(&token_file, format!("{player}\n"))
+        .with_context(|| format!("could not write {}", token_file.display()))?;
+    let service =
+        std::fs::read_to_string(data.token("service.token")).context("the demo's service token")?;
+    let url = crate::launch::launch_url(&server, service.trim(), &player).await?;
+    let again = format!(
+        "banco launch --server {server} --service-token-file {} --player-token-file {}",
+        path_arg(&data.token("service.token")),
+        path_arg(&token_file)
+    );
+    let note = data.dir.join("player-page.txt");
+    std::fs::write(
+        &note,
+        format!("{url}\n(one use, 5 minutes; another: {again})\n"),
+    )
+    .with_context(|| format!("could not write {}", note.display()))?;
+    println!("demo: player page for `{PAGE_PLAYER}` (open once, within 5 minutes): {url}");
+    println!("demo:   another link: {again}");
+    Ok(())
 }
 
 fn banco_command(banco: &Path, args: &[&str]) -> Command {
@@ -269,6 +306,7 @@ fn start_services(
         args.betting_seconds()
     );
     let server = format!("http://{broadcaster}");
+    let mut video = false;
     if args.no_video {
         println!("demo: video: not started (--no-video)");
     } else if let Some(missing) = missing_video_element() {
@@ -303,6 +341,7 @@ fn start_services(
             ),
         )?;
         println!("demo: video: test pattern with the round overlay, 640x360 at 25 fps");
+        video = true;
     }
     children.start(
         "bots",
@@ -331,6 +370,7 @@ fn start_services(
     Ok(Addresses {
         archive,
         broadcaster,
+        video,
     })
 }
 
@@ -455,6 +495,9 @@ async fn headless(
         args.seed,
         rx,
     );
+    if addresses.video {
+        wait_for_video(data, addresses).await?;
+    }
     println!(
         "demo: headless: the built-in croupier plays {} rounds",
         args.rounds
@@ -465,6 +508,35 @@ async fn headless(
     };
     watcher.abort();
     played
+}
+
+/// Waits (a while at most) for the camera's first picture to reach the broadcaster, so
+/// that every round played is filmed and has its clip.
+async fn wait_for_video(data: &DemoData, addresses: &Addresses) -> anyhow::Result<()> {
+    let token = banco_auth::BearerToken::new(&data.player_token("demo-viewer")?)
+        .context("token for demo-viewer")?;
+    let channel = crate::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
+        .connect_lazy();
+    let mut viewer = PlayerServiceClient::with_interceptor(channel, token);
+    let first_unit = async {
+        let mut units = viewer
+            .watch_video(pb::WatchVideoRequest {
+                table_id: TABLE.to_owned(),
+            })
+            .await?
+            .into_inner();
+        units.message().await
+    };
+    match tokio::time::timeout(VIDEO_WAIT, first_unit).await {
+        Ok(Ok(Some(_))) => println!("demo: video: the camera's picture reaches the table"),
+        Ok(Ok(None)) | Ok(Err(_)) | Err(_) => println!(
+            "demo: video: no picture from the camera after {} s; rounds played before it \
+             has one get no clip (see {})",
+            VIDEO_WAIT.as_secs(),
+            data.logs().join("stream.log").display()
+        ),
+    }
+    Ok(())
 }
 
 fn croupier_client(

@@ -1,6 +1,6 @@
 //! What the demo tells at the end, from the archive (as an auditor sees it) and from the
 //! table's ledger (each bot's balance, as the player sees it): rounds, bets, the house
-//! result, and whether the archive's chain verifies.
+//! result, whether the archive's chain verifies, and how many rounds have their clip.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -28,6 +28,39 @@ pub(crate) struct Summary {
     /// Players who bet, and their balances now (the table's ledger).
     pub(crate) balances: Vec<(String, i64)>,
     pub(crate) welcome_credit: i64,
+    pub(crate) clips: Clips,
+}
+
+/// What the archive's records say of the rounds' clips.
+#[derive(Debug, Default)]
+pub(crate) struct Clips {
+    /// Rounds stored with their clip.
+    pub(crate) stored: usize,
+    /// Rounds without one because there was no video to record.
+    pub(crate) no_video: usize,
+    /// Rounds whose clip was lost (or that say nothing of it): the round, and why.
+    pub(crate) lost: Vec<(String, String)>,
+}
+
+impl Clips {
+    fn count(&mut self, record: &pb::RoundRecord) {
+        match (&record.clip, &record.clip_missing) {
+            (Some(_), _) => self.stored += 1,
+            (None, Some(m)) if m.reason() == pb::ClipMissingReason::NoVideo => self.no_video += 1,
+            (None, Some(m)) => self.lost.push((
+                record.round_id.clone(),
+                format!(
+                    "{}: {}",
+                    crate::audit::clip_missing_reason(m.reason()),
+                    m.detail
+                ),
+            )),
+            (None, None) => self.lost.push((
+                record.round_id.clone(),
+                "no clip, and no word of why".to_owned(),
+            )),
+        }
+    }
 }
 
 impl Summary {
@@ -57,9 +90,13 @@ impl Summary {
         self.balances.iter().map(|(_, b)| b).sum::<i64>() - credited * self.welcome_credit
     }
 
-    /// Whether the archive has every round, its chain verifies, and the ledger agrees.
+    /// Whether the archive has every round, its chain verifies, the ledger agrees, and
+    /// no round lost its clip.
     pub(crate) fn ok(&self) -> bool {
-        self.missing.is_empty() && self.verify.ok && self.ledger_change() == -self.house()
+        self.missing.is_empty()
+            && self.verify.ok
+            && self.ledger_change() == -self.house()
+            && self.clips.lost.is_empty()
     }
 
     pub(crate) fn render(&self, currency: &str) -> String {
@@ -115,6 +152,23 @@ impl Summary {
             let bad = self.verify.first_bad.clone().unwrap_or_default();
             let _ = writeln!(out, "; chain BROKEN at {}: {}", bad.round_id, bad.problem);
         }
+        let clips = &self.clips;
+        let _ = write!(
+            out,
+            "clips: {} of {stored} rounds in the archive",
+            clips.stored
+        );
+        if clips.no_video > 0 {
+            let _ = write!(
+                out,
+                "; {} without video (no camera publishing)",
+                clips.no_video
+            );
+        }
+        if let Some((round, why)) = clips.lost.first() {
+            let _ = write!(out, "; {} LOST (first: {round}, {why})", clips.lost.len());
+        }
+        let _ = writeln!(out);
         out
     }
 }
@@ -155,12 +209,25 @@ pub(crate) async fn summarize(
         .context("Verify")?
         .into_inner();
     let balances = balances(data, broadcaster_url, &mut archive, bots).await?;
+    let mut clips = Clips::default();
+    for round in &rounds {
+        let record = archive
+            .get_round(pb::GetRoundRequest {
+                round_id: round.round_id.clone(),
+            })
+            .await
+            .map_err(crate::croupier::status_error)
+            .with_context(|| format!("GetRound {}", round.round_id))?
+            .into_inner();
+        clips.count(&record);
+    }
     Ok(Summary {
         rounds,
         missing,
         verify,
         balances,
         welcome_credit,
+        clips,
     })
 }
 

@@ -1,0 +1,328 @@
+//! Group commit: one committer task per open store takes every request waiting in its
+//! queue (up to [`MAX_BATCH`]), decides them in arrival order and writes them all in ONE
+//! transaction, then answers each caller. Requests that arrive while a transaction
+//! commits wait for the next one, so under load one fsync serves many tables' debits;
+//! alone, a request is committed at once.
+//!
+//! In the transaction the accounts touched are created if need be and read (on
+//! PostgreSQL locked, `FOR UPDATE`, in key order so that two stores on one database never
+//! deadlock), then the earlier requests of the same ids and the marks of the debits named.
+//! What another store commits on an account first is therefore what this one decides on:
+//! no balance is written from a stale read. If the database fails the transaction (a
+//! store elsewhere took the same id at the same instant, a full disk), nothing of it was
+//! committed, and each request is tried again in a transaction of its own, so that each
+//! caller gets its own answer.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use sqlx::{QueryBuilder, Row as _};
+use tokio::sync::{mpsc, oneshot};
+
+use super::decide::{self, AccountRow, Answer, Kind, Loaded, Mark, Op, Writes};
+use super::{Db, Shared, StoreError, pieces};
+use crate::api::{TxId, WalletError};
+
+/// Requests decided and written in one transaction at most.
+pub(crate) const MAX_BATCH: usize = 1024;
+
+/// Ids per `IN (…)` list.
+const IDS_PER_SELECT: usize = 1024;
+
+type Reply = oneshot::Sender<Result<Answer, WalletError>>;
+
+/// The queue of a store's committer.
+#[derive(Debug)]
+pub(crate) struct Committer {
+    queue: mpsc::UnboundedSender<(Op, Reply)>,
+}
+
+impl Committer {
+    /// Starts the committer (on the current Tokio runtime); it stops when the store is
+    /// dropped.
+    pub(crate) fn start(shared: Arc<Shared>) -> Committer {
+        let (queue, rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(shared, rx));
+        Committer { queue }
+    }
+
+    /// Queues `op` and waits for its transaction's commit.
+    pub(crate) async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
+        let stopped = || WalletError::Unavailable("the wallet store is closed".to_owned());
+        let (reply, answer) = oneshot::channel();
+        self.queue.send((op, reply)).map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Op, Reply)>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            let Ok(next) = rx.try_recv() else { break };
+            batch.push(next);
+        }
+        commit(&shared, batch).await;
+    }
+}
+
+async fn commit(shared: &Shared, batch: Vec<(Op, Reply)>) {
+    let (ops, replies): (Vec<Op>, Vec<Reply>) = batch.into_iter().unzip();
+    if let Some(metrics) = &shared.metrics {
+        metrics.batch(ops.len());
+    }
+    match write(shared, &ops).await {
+        Ok(answers) => {
+            for (reply, answer) in replies.into_iter().zip(answers) {
+                let _ = reply.send(answer);
+            }
+        }
+        Err(e) if ops.len() == 1 => {
+            for reply in replies {
+                let _ = reply.send(Err(unavailable(&e)));
+            }
+        }
+        Err(_) => {
+            for (op, reply) in ops.into_iter().zip(replies) {
+                let answer = write(shared, std::slice::from_ref(&op))
+                    .await
+                    .map_err(|e| unavailable(&e))
+                    .and_then(|mut answers| {
+                        answers.pop().unwrap_or_else(|| {
+                            Err(WalletError::Unavailable("no answer".to_owned()))
+                        })
+                    });
+                let _ = reply.send(answer);
+            }
+        }
+    }
+}
+
+fn unavailable(e: &StoreError) -> WalletError {
+    tracing::warn!(error = %e, "wallet: a transaction failed; nothing of it was written");
+    WalletError::Unavailable(format!("the wallet's database failed: {e}"))
+}
+
+/// Movements per multi-row INSERT (15 parameters each), postings (4), accounts (9):
+/// powers of two under SQLite's 32,766 parameters.
+const MOVEMENTS_PER_INSERT: usize = 1024;
+const POSTINGS_PER_INSERT: usize = 4096;
+const ACCOUNTS_PER_INSERT: usize = 2048;
+
+/// Writes `$writes` through `$conn`.
+macro_rules! save {
+    ($writes:expr, $conn:expr) => {{
+        let writes: &Writes = $writes;
+        for piece in pieces(&writes.movements, MOVEMENTS_PER_INSERT) {
+            let mut q = QueryBuilder::new(
+                "INSERT INTO movements (tx, kind, player, currency, amount, table_id, round_id,
+                    bet, position_total, credit_kind, refs, delta, balance, refusal, at_ms) ",
+            );
+            let mut refusals = Vec::with_capacity(piece.len());
+            for m in piece {
+                refusals.push(match &m.refusal {
+                    Some(r) => Some(
+                        serde_json::to_string(r).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    ),
+                    None => None,
+                });
+            }
+            q.push_values(piece.iter().zip(&refusals), |mut b, (m, refusal)| {
+                b.push_bind(m.tx.as_str())
+                    .push_bind(m.kind.as_str())
+                    .push_bind(m.player.as_str())
+                    .push_bind(m.currency.as_str())
+                    .push_bind(m.amount)
+                    .push_bind(m.table.as_str())
+                    .push_bind(m.round.as_str())
+                    .push_bind(m.bet.as_str())
+                    .push_bind(m.position_total)
+                    .push_bind(m.credit_kind.as_str())
+                    .push_bind(m.refs.as_str())
+                    .push_bind(m.delta)
+                    .push_bind(m.balance)
+                    .push_bind(refusal.as_deref())
+                    .push_bind(m.at_ms);
+            });
+            q.build().execute($conn).await?;
+        }
+        for piece in pieces(&writes.postings, POSTINGS_PER_INSERT) {
+            let mut q = QueryBuilder::new("INSERT INTO postings (tx, account, currency, amount) ");
+            q.push_values(piece, |mut b, p| {
+                b.push_bind(p.tx.as_str())
+                    .push_bind(p.account.as_str())
+                    .push_bind(p.currency.as_str())
+                    .push_bind(p.amount);
+            });
+            q.build().execute($conn).await?;
+        }
+        let marks: Vec<(&TxId, &Mark)> = writes.marks.iter().collect();
+        for piece in pieces(&marks, POSTINGS_PER_INSERT) {
+            let mut q = QueryBuilder::new("INSERT INTO debit_marks (debit, state) ");
+            q.push_values(piece, |mut b, (debit, mark)| {
+                b.push_bind(debit.as_str()).push_bind(mark.as_str());
+            });
+            q.push(" ON CONFLICT (debit) DO UPDATE SET state = excluded.state");
+            q.build().execute($conn).await?;
+        }
+        let accounts: Vec<&AccountRow> = writes.accounts.values().collect();
+        for piece in pieces(&accounts, ACCOUNTS_PER_INSERT) {
+            let mut q = QueryBuilder::new(
+                "INSERT INTO accounts (player, currency, balance, blocked, max_bet, pending,
+                    pending_max_bet, pending_at, raise_asked_at) ",
+            );
+            q.push_values(piece, |mut b, a| {
+                let ms = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+                b.push_bind(a.player.as_str())
+                    .push_bind(a.currency.as_str())
+                    .push_bind(a.balance)
+                    .push_bind(a.blocked)
+                    .push_bind(a.max_bet)
+                    .push_bind(a.pending.is_some())
+                    .push_bind(a.pending.and_then(|(max, _)| max))
+                    .push_bind(a.pending.map(|(_, at)| ms(at)))
+                    .push_bind(a.raise_asked_at.map(ms));
+            });
+            q.push(
+                " ON CONFLICT (player, currency) DO UPDATE SET balance = excluded.balance,
+                    blocked = excluded.blocked, max_bet = excluded.max_bet,
+                    pending = excluded.pending, pending_max_bet = excluded.pending_max_bet,
+                    pending_at = excluded.pending_at, raise_asked_at = excluded.raise_asked_at",
+            );
+            q.build().execute($conn).await?;
+        }
+    }};
+}
+
+/// Decides and writes `ops` in one transaction; an answer for each once committed, and
+/// their balance changes published.
+async fn write(
+    shared: &Shared,
+    ops: &[Op],
+) -> Result<Vec<Result<Answer, WalletError>>, StoreError> {
+    let now_ms = shared.clock.now_ms();
+    let keys: BTreeSet<(&str, &str)> = ops
+        .iter()
+        .filter(|op| op.check().is_ok())
+        .map(Op::account)
+        .collect();
+    let keys: Vec<(&str, &str)> = keys.into_iter().collect();
+    let mut ids: BTreeSet<&str> = BTreeSet::new();
+    for op in ops {
+        ids.extend(op.tx().map(TxId::as_str));
+        ids.extend(op.debits().into_iter().map(TxId::as_str));
+    }
+    let ids: Vec<&str> = ids.into_iter().collect();
+    let debits: BTreeSet<&str> = ops
+        .iter()
+        .flat_map(|op| op.debits().into_iter().map(TxId::as_str))
+        .collect();
+    let debits: Vec<&str> = debits.into_iter().collect();
+    let lock = match shared.db {
+        Db::Sqlite(_) => "",
+        Db::Postgres(_) => " ORDER BY player, currency FOR UPDATE",
+    };
+    let (answers, writes) = super::on_pool!(shared, |pool| {
+        let mut tx = pool.begin().await?;
+        let mut loaded = Loaded::default();
+        for piece in pieces(&keys, IDS_PER_SELECT) {
+            let mut q = QueryBuilder::new(
+                "INSERT INTO accounts (player, currency, balance, blocked, pending) ",
+            );
+            q.push_values(piece, |mut b, (player, currency)| {
+                b.push_bind(*player)
+                    .push_bind(*currency)
+                    .push_bind(0_i64)
+                    .push_bind(false)
+                    .push_bind(false);
+            });
+            q.push(" ON CONFLICT (player, currency) DO NOTHING");
+            q.build().execute(&mut *tx).await?;
+            let mut q = QueryBuilder::new(super::SELECT_ACCOUNT);
+            q.push(" WHERE (player, currency) IN (VALUES ");
+            let mut list = q.separated(", ");
+            for (player, currency) in piece {
+                list.push("(");
+                list.push_bind_unseparated(*player);
+                list.push_unseparated(", ");
+                list.push_bind_unseparated(*currency);
+                list.push_unseparated(")");
+            }
+            q.push(")");
+            q.push(lock);
+            for row in q.build().fetch_all(&mut *tx).await? {
+                let account = super::account_row(&row)?;
+                loaded
+                    .accounts
+                    .insert((account.player.clone(), account.currency.clone()), account);
+            }
+        }
+        for piece in pieces(&ids, IDS_PER_SELECT) {
+            let mut q = QueryBuilder::new(super::SELECT_MOVEMENT);
+            q.push(" WHERE tx IN (");
+            let mut list = q.separated(", ");
+            for id in piece {
+                list.push_bind(*id);
+            }
+            q.push(")");
+            for row in q.build().fetch_all(&mut *tx).await? {
+                let movement = super::movement_row(&row)?;
+                loaded.seen.insert(movement.tx.clone(), movement);
+            }
+        }
+        for piece in pieces(&debits, IDS_PER_SELECT) {
+            let mut q = QueryBuilder::new("SELECT debit, state FROM debit_marks WHERE debit IN (");
+            let mut list = q.separated(", ");
+            for id in piece {
+                list.push_bind(*id);
+            }
+            q.push(")");
+            for row in q.build().fetch_all(&mut *tx).await? {
+                let debit: String = row.try_get(0)?;
+                let state: String = row.try_get(1)?;
+                let mark = Mark::parse(&state).ok_or_else(|| {
+                    StoreError::Corrupt(format!("debit {debit}: unknown state `{state}`"))
+                })?;
+                loaded.marks.insert(tx_id(debit)?, mark);
+            }
+        }
+        let (answers, writes) = decide::decide(ops, &mut loaded, now_ms, shared.policy);
+        save!(&writes, &mut *tx);
+        tx.commit().await?;
+        (answers, writes)
+    });
+    for change in writes.changes {
+        // Nobody listening is not an error.
+        let _ = shared.changes.send(change);
+    }
+    if let Some(metrics) = &shared.metrics {
+        metrics.decided(ops, &answers, writes.accounts.len());
+    }
+    Ok(answers)
+}
+
+pub(crate) fn tx_id(text: String) -> Result<TxId, StoreError> {
+    TxId::new(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// How many of `ops` each kind of movement took and refused (for the metrics).
+pub(crate) fn results<'a>(
+    ops: &'a [Op],
+    answers: &'a [Result<Answer, WalletError>],
+) -> impl Iterator<Item = (&'static str, &'static str)> + 'a {
+    ops.iter().zip(answers).map(|(op, answer)| {
+        let kind = match op {
+            Op::Debit(_) => Kind::Debit.as_str(),
+            Op::Credit(_) => Kind::Credit.as_str(),
+            Op::Cancel(_) => Kind::Cancel.as_str(),
+            Op::Cash {
+                kind: decide::CashKind::Deposit,
+                ..
+            } => Kind::Deposit.as_str(),
+            Op::Cash { .. } => Kind::Withdrawal.as_str(),
+            Op::SetLimit { .. } => "self_limit",
+            Op::SetBlocked { .. } => "block",
+        };
+        (kind, super::result_label(answer))
+    })
+}

@@ -1,0 +1,608 @@
+//! The wallet's own store: one account per player and currency, in an SQLite file (the
+//! default: WAL, `synchronous=FULL`, so nothing acknowledged is lost, even on power loss)
+//! or PostgreSQL (several processes on one database). Both run the same SQL
+//! text, written once and expanded for each pool by [`on_pool!`].
+//!
+//! Double entry: every movement is a row with its id, kind, player, currency, amount,
+//! table, round, bet and time, and two postings that sum to zero, between the player's
+//! account (`player:<id>`) and the table's clearing account of stakes and returns
+//! (`bets:<table>`) or the `cashier`. A player's balance is never negative (checked as each
+//! movement is decided, and by the database itself). Every request is decided by the
+//! store's committer ([`commit`]), many in one transaction; reads go to the pool.
+//!
+//! [`Store`] implements [`Wallet`](crate::Wallet) and [`Cashier`](crate::Cashier).
+
+use std::str::FromStr as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::QueryBuilder;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use tokio::sync::broadcast;
+
+use crate::api::{
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
+    TxId, Wallet, WalletError,
+};
+
+mod clock;
+mod commit;
+mod decide;
+mod metrics;
+mod schema;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use decide::{Kind, LimitPolicy};
+pub use metrics::StoreMetrics;
+
+use commit::Committer;
+use decide::{AccountRow, Answer, CashKind, MovementRow, Op};
+
+/// Why the store could not open or answer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("`{0}` is neither sqlite://PATH nor postgres://…")]
+    UnknownBackend(String),
+    #[error("the database's wallet schema is version {found}, newer than this banco's {known}")]
+    NewerSchema { found: usize, known: usize },
+    #[error("stored data is not valid: {0}")]
+    Corrupt(String),
+}
+
+/// The pool of either backend.
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the concrete pool of either backend: the same code,
+/// type-checked once per backend.
+macro_rules! on_pool {
+    ($shared:expr, |$pool:ident| $body:expr) => {
+        match &$shared.db {
+            $crate::store::Db::Sqlite($pool) => $body,
+            $crate::store::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+/// How a store is opened.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    pub limits: LimitPolicy,
+    pub clock: Arc<dyn Clock>,
+    pub metrics: Option<StoreMetrics>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            limits: LimitPolicy::default(),
+            clock: Arc::new(SystemClock),
+            metrics: None,
+        }
+    }
+}
+
+/// What the store's handle and its committer share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) db: Db,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) policy: LimitPolicy,
+    pub(crate) changes: broadcast::Sender<BalanceChange>,
+    pub(crate) metrics: Option<StoreMetrics>,
+}
+
+/// An open wallet database; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    shared: Arc<Shared>,
+    commits: Arc<Committer>,
+}
+
+/// One movement of money, as a statement or a reconciliation lists it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Movement {
+    /// Its place in the store's order of movements (the cursor of the next page).
+    pub seq: i64,
+    pub tx: TxId,
+    pub kind: Kind,
+    pub player: String,
+    pub currency: String,
+    /// As asked (a cancel: the debit's amount).
+    pub amount: i64,
+    /// Signed change of the player's balance (a cancel of a debit not taken: 0).
+    pub delta: i64,
+    /// The player's balance after it.
+    pub balance: i64,
+    /// Empty for the cashier.
+    pub table: String,
+    pub round: String,
+    pub bet: String,
+    /// Unix milliseconds.
+    pub at_ms: u64,
+}
+
+/// A page of movements, and where the next one starts (`None`: this is the last).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub movements: Vec<Movement>,
+    pub next: Option<i64>,
+}
+
+/// Which movements a reconciliation lists: from `from_ms` (inclusive) to `to_ms`
+/// (exclusive), of one table or all, oldest first, after the cursor `after`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MovementFilter {
+    pub from_ms: Option<u64>,
+    pub to_ms: Option<u64>,
+    /// `Some("")`: the cashier's.
+    pub table: Option<String>,
+    pub after: Option<i64>,
+}
+
+/// The most a page holds.
+pub const MAX_PAGE: u32 = 1_000;
+
+/// Prepared statements each connection keeps: every shape of every multi-row statement
+/// ([`pieces`]) and the queries, with room to spare.
+const STATEMENT_CACHE: usize = 256;
+
+pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
+    pending, pending_max_bet, pending_at, raise_asked_at FROM accounts";
+
+pub(crate) const SELECT_MOVEMENT: &str = "SELECT seq, tx, kind, player, currency, amount, \
+    table_id, round_id, bet, position_total, credit_kind, refs, delta, balance, refusal, at_ms \
+    FROM movements";
+
+impl Store {
+    /// Opens (creating if need be) the database at `url`, `sqlite://PATH` or
+    /// `postgres://…`, and brings its schema up to date.
+    pub async fn open(url: &str, options: StoreOptions) -> Result<Store, StoreError> {
+        let db = if url.starts_with("sqlite:") {
+            let connect = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .busy_timeout(Duration::from_secs(10))
+                .statement_cache_capacity(STATEMENT_CACHE);
+            Db::Sqlite(
+                SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(connect)
+                    .await?,
+            )
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
+                .statement_cache_capacity(STATEMENT_CACHE);
+            Db::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(8)
+                    .connect_with(connect)
+                    .await?,
+            )
+        } else {
+            return Err(StoreError::UnknownBackend(url.to_owned()));
+        };
+        let shared = Arc::new(Shared {
+            db,
+            clock: options.clock,
+            policy: options.limits,
+            changes: broadcast::channel(4096).0,
+            metrics: options.metrics,
+        });
+        let store = Store {
+            commits: Arc::new(Committer::start(Arc::clone(&shared))),
+            shared,
+        };
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+
+    pub(crate) fn db(&self) -> &Db {
+        &self.shared.db
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self.shared.db {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Closes every connection (an SQLite file is then complete without its WAL).
+    pub async fn close(&self) {
+        on_pool!(self.shared, |pool| pool.close().await);
+    }
+
+    async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
+        self.commits.submit(op).await
+    }
+
+    async fn movement(&self, op: Op) -> Result<Receipt, WalletError> {
+        match self.submit(op).await? {
+            Answer::Receipt(receipt) => Ok(receipt),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The player's account now (an account never used reads empty).
+    pub async fn account_view(
+        &self,
+        player: &str,
+        currency: &str,
+    ) -> Result<AccountView, WalletError> {
+        decide::check_account(player, currency)?;
+        let now_ms = self.shared.clock.now_ms();
+        let row = on_pool!(self.shared, |pool| {
+            let mut q = QueryBuilder::new(SELECT_ACCOUNT);
+            q.push(" WHERE player = ")
+                .push_bind(player)
+                .push(" AND currency = ")
+                .push_bind(currency);
+            match q.build().fetch_optional(pool).await {
+                Ok(Some(row)) => account_row(&row),
+                Ok(None) => Ok(AccountRow::empty(player, currency)),
+                Err(e) => Err(StoreError::from(e)),
+            }
+        })
+        .map_err(|e| read_failed(&e))?;
+        Ok(row.view(now_ms))
+    }
+
+    /// A cashier blocks (no more debits; credits, cancels and the cashier's movements
+    /// still go through) or unblocks the account.
+    pub async fn set_blocked(
+        &self,
+        player: &str,
+        currency: &str,
+        blocked: bool,
+    ) -> Result<AccountView, WalletError> {
+        match self
+            .submit(Op::SetBlocked {
+                player: player.to_owned(),
+                currency: currency.to_owned(),
+                blocked,
+            })
+            .await?
+        {
+            Answer::Account(view) => Ok(view),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The player's movements in `currency`, newest first, `page_size` at most (up to
+    /// [`MAX_PAGE`]), before the cursor `before` (a page's `next`).
+    pub async fn statement(
+        &self,
+        player: &str,
+        currency: &str,
+        before: Option<i64>,
+        page_size: u32,
+    ) -> Result<Page, StoreError> {
+        let size = page_size.clamp(1, MAX_PAGE);
+        let rows = on_pool!(self.shared, |pool| {
+            let mut q = QueryBuilder::new(SELECT_MOVEMENT);
+            q.push(" WHERE player = ")
+                .push_bind(player)
+                .push(" AND currency = ")
+                .push_bind(currency)
+                .push(" AND refusal IS NULL AND seq < ")
+                .push_bind(before.unwrap_or(i64::MAX))
+                .push(" ORDER BY seq DESC LIMIT ")
+                .push_bind(i64::from(size) + 1);
+            let rows = q.build().fetch_all(pool).await?;
+            rows.iter()
+                .map(listed)
+                .collect::<Result<Vec<_>, StoreError>>()?
+        });
+        Ok(page(rows, size))
+    }
+
+    /// Movements for a reconciliation, oldest first (see [`MovementFilter`]).
+    pub async fn movements(
+        &self,
+        filter: &MovementFilter,
+        page_size: u32,
+    ) -> Result<Page, StoreError> {
+        let size = page_size.clamp(1, MAX_PAGE);
+        let ms = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+        let rows = on_pool!(self.shared, |pool| {
+            let mut q = QueryBuilder::new(SELECT_MOVEMENT);
+            q.push(" WHERE refusal IS NULL AND seq > ")
+                .push_bind(filter.after.unwrap_or(0));
+            if let Some(from) = filter.from_ms {
+                q.push(" AND at_ms >= ").push_bind(ms(from));
+            }
+            if let Some(to) = filter.to_ms {
+                q.push(" AND at_ms < ").push_bind(ms(to));
+            }
+            if let Some(table) = &filter.table {
+                q.push(" AND table_id = ").push_bind(table.as_str());
+            }
+            q.push(" ORDER BY seq LIMIT ")
+                .push_bind(i64::from(size) + 1);
+            let rows = q.build().fetch_all(pool).await?;
+            rows.iter()
+                .map(listed)
+                .collect::<Result<Vec<_>, StoreError>>()?
+        });
+        Ok(page(rows, size))
+    }
+
+    /// Checks the books: every movement's postings sum to zero, and every player's
+    /// balance is the sum of that account's postings. Each fault found, in words.
+    pub async fn check_books(&self) -> Result<Vec<String>, StoreError> {
+        let faults = on_pool!(self.shared, |pool| {
+            let mut faults = Vec::new();
+            let unbalanced: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT tx, CAST(SUM(amount) AS BIGINT) FROM postings GROUP BY tx HAVING SUM(amount) <> 0",
+            )
+            .fetch_all(pool)
+            .await?;
+            for (tx, sum) in unbalanced {
+                faults.push(format!("the postings of {tx} sum to {sum}, not 0"));
+            }
+            let wrong: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
+                "SELECT a.player, a.currency, a.balance,
+                    (SELECT CAST(SUM(p.amount) AS BIGINT) FROM postings p
+                     WHERE p.account = 'player:' || a.player AND p.currency = a.currency)
+                 FROM accounts a",
+            )
+            .fetch_all(pool)
+            .await?;
+            for (player, currency, balance, posted) in wrong {
+                let posted = posted.unwrap_or(0);
+                if posted != balance {
+                    faults.push(format!(
+                        "{player}'s {currency} balance is {balance}, its postings sum to {posted}"
+                    ));
+                }
+            }
+            faults
+        });
+        Ok(faults)
+    }
+}
+
+fn page(mut rows: Vec<(i64, Movement)>, size: u32) -> Page {
+    let more = rows.len() > size as usize;
+    rows.truncate(size as usize);
+    Page {
+        next: if more {
+            rows.last().map(|(seq, _)| *seq)
+        } else {
+            None
+        },
+        movements: rows.into_iter().map(|(_, m)| m).collect(),
+    }
+}
+
+fn unexpected(answer: &Answer) -> WalletError {
+    WalletError::Unavailable(format!("the store answered {answer:?} to another request"))
+}
+
+fn read_failed(e: &StoreError) -> WalletError {
+    WalletError::Unavailable(format!("the wallet's database failed: {e}"))
+}
+
+/// `items` in pieces whose sizes are powers of two, `max` at most (itself one): a
+/// multi-row statement then has one of a few shapes, each prepared once per connection and
+/// reused, where one of any length would be parsed anew each time.
+pub(crate) fn pieces<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        let size = max.min(1 << rest.len().checked_ilog2()?);
+        let (piece, after) = rest.split_at(size);
+        rest = after;
+        Some(piece)
+    })
+}
+
+fn ms_column<R: sqlx::Row>(row: &R, column: &str) -> Result<Option<u64>, StoreError>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
+{
+    let value: Option<i64> = row.try_get(column)?;
+    value
+        .map(|v| u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{column} {v}"))))
+        .transpose()
+}
+
+pub(crate) fn account_row<R: sqlx::Row>(row: &R) -> Result<AccountRow, StoreError>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
+    for<'r> bool: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let pending: bool = row.try_get("pending")?;
+    let pending_at = ms_column(row, "pending_at")?;
+    Ok(AccountRow {
+        player: row.try_get("player")?,
+        currency: row.try_get("currency")?,
+        balance: row.try_get("balance")?,
+        blocked: row.try_get("blocked")?,
+        max_bet: row.try_get("max_bet")?,
+        pending: match (pending, pending_at) {
+            (true, Some(at)) => Some((row.try_get("pending_max_bet")?, at)),
+            _ => None,
+        },
+        raise_asked_at: ms_column(row, "raise_asked_at")?,
+    })
+}
+
+/// A movement as listed, with its place in the order.
+fn listed<R: sqlx::Row>(row: &R) -> Result<(i64, Movement), StoreError>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database>,
+{
+    let seq: i64 = row.try_get("seq")?;
+    let movement = Movement {
+        seq,
+        ..Movement::from(movement_row(row)?)
+    };
+    Ok((seq, movement))
+}
+
+pub(crate) fn movement_row<R: sqlx::Row>(row: &R) -> Result<MovementRow, StoreError>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database>,
+{
+    let kind: String = row.try_get("kind")?;
+    let refusal: Option<String> = row.try_get("refusal")?;
+    Ok(MovementRow {
+        tx: commit::tx_id(row.try_get("tx")?)?,
+        kind: Kind::parse(&kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown movement kind `{kind}`")))?,
+        player: row.try_get("player")?,
+        currency: row.try_get("currency")?,
+        amount: row.try_get("amount")?,
+        table: row.try_get("table_id")?,
+        round: row.try_get("round_id")?,
+        bet: row.try_get("bet")?,
+        position_total: row.try_get("position_total")?,
+        credit_kind: row.try_get("credit_kind")?,
+        refs: row.try_get("refs")?,
+        delta: row.try_get("delta")?,
+        balance: row.try_get("balance")?,
+        refusal: refusal
+            .map(|r| serde_json::from_str(&r).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .transpose()?,
+        at_ms: row.try_get("at_ms")?,
+    })
+}
+
+impl From<MovementRow> for Movement {
+    fn from(row: MovementRow) -> Movement {
+        Movement {
+            seq: 0,
+            tx: row.tx,
+            kind: row.kind,
+            player: row.player,
+            currency: row.currency,
+            amount: row.amount,
+            delta: row.delta,
+            balance: row.balance.unwrap_or(0),
+            table: row.table,
+            round: row.round,
+            bet: row.bet,
+            at_ms: u64::try_from(row.at_ms).unwrap_or(0),
+        }
+    }
+}
+
+/// The metric label of an answer: `ok`, or the refusal's name.
+pub(crate) fn result_label(answer: &Result<Answer, WalletError>) -> &'static str {
+    match answer {
+        Ok(Answer::Receipt(r)) if r.replayed => "replayed",
+        Ok(_) => "ok",
+        Err(e) => match e {
+            WalletError::InsufficientFunds { .. } => "insufficient_funds",
+            WalletError::SelfLimit { .. } => "self_limit",
+            WalletError::AccountBlocked => "account_blocked",
+            WalletError::InvalidSession(_) => "invalid_session",
+            WalletError::Unavailable(_) => "unavailable",
+            WalletError::Conflict { .. } => "conflict",
+            WalletError::Cancelled { .. } => "cancelled",
+            WalletError::AlreadySettled { .. } => "already_settled",
+            WalletError::DebitDoesNotExist { .. } => "debit_does_not_exist",
+            WalletError::Invalid(_) => "invalid",
+        },
+    }
+}
+
+impl Wallet for Store {
+    fn account<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+    ) -> BoxFuture<'a, Result<AccountView, WalletError>> {
+        Box::pin(self.account_view(player, currency))
+    }
+
+    fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::Debit(debit.clone())))
+    }
+
+    fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::Credit(credit.clone())))
+    }
+
+    fn cancel<'a>(&'a self, cancel: &'a Cancel) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::Cancel(cancel.clone())))
+    }
+
+    fn set_self_limit<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+        max_bet: Option<i64>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
+        Box::pin(async move {
+            let op = Op::SetLimit {
+                player: player.to_owned(),
+                currency: currency.to_owned(),
+                max_bet,
+                now_ms,
+            };
+            match self.submit(op).await? {
+                Answer::Limit(limit) => Ok(limit),
+                other => Err(unexpected(&other)),
+            }
+        })
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+        Some(self.shared.changes.subscribe())
+    }
+}
+
+impl Cashier for Store {
+    fn deposit<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::cash(CashKind::Deposit, key, player, currency, amount)))
+    }
+
+    fn withdraw<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::cash(
+            CashKind::Withdrawal,
+            key,
+            player,
+            currency,
+            amount,
+        )))
+    }
+}

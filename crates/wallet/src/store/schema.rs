@@ -1,0 +1,93 @@
+//! The schema, as versioned migrations run at open, each applied once in one transaction
+//! with the bump of `schema_version`. Both backends run the same text; `{seq}` is the
+//! backend's auto-numbered key.
+
+use super::{Store, StoreError, on_pool};
+
+const MIGRATIONS: &[&str] = &[
+    // 1: accounts, every decided request (the movements, and the refusals answered again
+    // to a retry), their postings, and what became of each debit.
+    "CREATE TABLE accounts (
+        player TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        balance BIGINT NOT NULL CHECK (balance >= 0),
+        blocked BOOLEAN NOT NULL,
+        max_bet BIGINT,
+        pending BOOLEAN NOT NULL,
+        pending_max_bet BIGINT,
+        pending_at BIGINT,
+        raise_asked_at BIGINT,
+        PRIMARY KEY (player, currency)
+    );
+    CREATE TABLE movements (
+        seq {seq},
+        tx TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        player TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount BIGINT NOT NULL,
+        table_id TEXT NOT NULL,
+        round_id TEXT NOT NULL,
+        bet TEXT NOT NULL,
+        position_total BIGINT NOT NULL,
+        credit_kind TEXT NOT NULL,
+        refs TEXT NOT NULL,
+        delta BIGINT NOT NULL,
+        balance BIGINT,
+        refusal TEXT,
+        at_ms BIGINT NOT NULL
+    );
+    CREATE INDEX movements_player ON movements (player, currency, seq);
+    CREATE INDEX movements_at ON movements (at_ms, seq);
+    CREATE INDEX movements_table ON movements (table_id, at_ms, seq);
+    CREATE TABLE postings (
+        tx TEXT NOT NULL,
+        account TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount BIGINT NOT NULL,
+        PRIMARY KEY (tx, account)
+    );
+    CREATE TABLE debit_marks (
+        debit TEXT PRIMARY KEY,
+        state TEXT NOT NULL
+    )",
+];
+
+/// Applies every migration not yet applied.
+pub(super) async fn migrate(store: &Store) -> Result<(), StoreError> {
+    let seq = match store.db() {
+        super::Db::Sqlite(_) => "INTEGER PRIMARY KEY AUTOINCREMENT",
+        super::Db::Postgres(_) => "BIGSERIAL PRIMARY KEY",
+    };
+    on_pool!(store.shared, |pool| {
+        sqlx::query("CREATE TABLE IF NOT EXISTS wallet_schema_version (version BIGINT NOT NULL)")
+            .execute(pool)
+            .await?;
+        let mut tx = pool.begin().await?;
+        let current: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM wallet_schema_version")
+                .fetch_one(&mut *tx)
+                .await?;
+        let current = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
+        if current > MIGRATIONS.len() {
+            return Err(StoreError::NewerSchema {
+                found: current,
+                known: MIGRATIONS.len(),
+            });
+        }
+        for (index, migration) in MIGRATIONS.iter().enumerate().skip(current) {
+            for statement in migration.replace("{seq}", seq).split(';') {
+                if !statement.trim().is_empty() {
+                    sqlx::query(statement).execute(&mut *tx).await?;
+                }
+            }
+            let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
+            sqlx::query("INSERT INTO wallet_schema_version (version) VALUES ($1)")
+                .bind(version)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    })
+}

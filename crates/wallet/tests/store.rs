@@ -1,0 +1,556 @@
+//! The store keeps the Wallet contract, on SQLite always and again on PostgreSQL when
+//! `DATABASE_URL` is set: every movement and refusal, idempotency and conflicts, a cancel
+//! before its debit, no negative balance under concurrent debits (several tasks; two
+//! stores on one PostgreSQL), self-limits with a manual clock, blocking, statements and
+//! the reconciliation list, and books that always balance.
+#![allow(clippy::unwrap_used)]
+
+mod store_support;
+
+use std::sync::Arc;
+
+use banco_wallet::store::{Kind, ManualClock, MovementFilter};
+use banco_wallet::{Cashier as _, SelfLimit, Store, Wallet as _, WalletError};
+use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
+
+async fn deposit(store: &Store, key: &str, player: &str, amount: i64) -> i64 {
+    store
+        .deposit(&tx(key), player, "EUR", amount)
+        .await
+        .unwrap()
+        .balance
+}
+
+async fn balance(store: &Store, player: &str) -> i64 {
+    store.account(player, "EUR").await.unwrap().balance
+}
+
+async fn books_balance(store: &Store) {
+    assert_eq!(store.check_books().await.unwrap(), Vec::<String>::new());
+}
+
+/// The memory wallet's contract, step by step: each answer, and the balance after it.
+async fn every_movement_and_refusal(db: TestDb) {
+    let store = open(&db).await;
+    assert_eq!(deposit(&store, "dep-1", "alice", 1_000).await, 1_000);
+    let again = store
+        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .await
+        .unwrap();
+    assert!(again.replayed, "the same key deposits once");
+    assert_eq!(balance(&store, "alice").await, 1_000);
+
+    let d1 = debit("d1", "alice", 600);
+    let taken = store.debit(&d1).await.unwrap();
+    assert_eq!((taken.balance, taken.replayed), (400, false));
+    assert!(
+        store.debit(&d1).await.unwrap().replayed,
+        "same id, same answer"
+    );
+    assert_eq!(
+        store.debit(&debit("d2", "alice", 500)).await,
+        Err(WalletError::InsufficientFunds {
+            needed: 500,
+            available: 400
+        })
+    );
+    // A refusal is an answer too: the same request gets it again, even once it could pass.
+    deposit(&store, "dep-2", "alice", 1_000).await;
+    assert!(matches!(
+        store.debit(&debit("d2", "alice", 500)).await,
+        Err(WalletError::InsufficientFunds { .. })
+    ));
+    assert_eq!(balance(&store, "alice").await, 1_400);
+
+    // A cancel after its debit gives the money back, once.
+    let d4 = debit("d4", "alice", 100);
+    assert_eq!(store.debit(&d4).await.unwrap().balance, 1_300);
+    assert_eq!(store.cancel(&cancel_of(&d4)).await.unwrap().balance, 1_400);
+    assert!(store.cancel(&cancel_of(&d4)).await.unwrap().replayed);
+    let mut second = cancel_of(&d4);
+    second.tx = tx("cancel-again:d4");
+    assert_eq!(store.cancel(&second).await.unwrap().balance, 1_400);
+    assert!(
+        matches!(store.credit(&credit("c4", "alice", 200, &["d4"])).await,
+            Err(WalletError::DebitDoesNotExist { tx }) if tx.as_str() == "d4"),
+        "a cancelled debit cannot be settled"
+    );
+
+    // A credit settles its debit, which can then no longer be cancelled.
+    let c1 = credit("c1", "alice", 1_170, &["d1"]);
+    assert_eq!(store.credit(&c1).await.unwrap().balance, 2_570);
+    assert!(store.credit(&c1).await.unwrap().replayed);
+    assert_eq!(
+        store.cancel(&cancel_of(&d1)).await,
+        Err(WalletError::AlreadySettled { tx: tx("d1") })
+    );
+    assert_eq!(
+        store.credit(&credit("c9", "alice", 10, &["never"])).await,
+        Err(WalletError::DebitDoesNotExist { tx: tx("never") })
+    );
+    // A losing bet's settlement moves nothing but closes the bet.
+    let d5 = debit("d5", "alice", 70);
+    store.debit(&d5).await.unwrap();
+    assert_eq!(
+        store
+            .credit(&credit("c5", "alice", 0, &["d5"]))
+            .await
+            .unwrap()
+            .balance,
+        2_500
+    );
+
+    // Withdrawals: never below zero.
+    assert_eq!(
+        store.withdraw(&tx("wd-1"), "alice", "EUR", 2_501).await,
+        Err(WalletError::InsufficientFunds {
+            needed: 2_501,
+            available: 2_500
+        })
+    );
+    assert_eq!(
+        store
+            .withdraw(&tx("wd-2"), "alice", "EUR", 500)
+            .await
+            .unwrap()
+            .balance,
+        2_000
+    );
+
+    // Bad input is refused naming the field, and is not remembered.
+    for (bad, field) in [
+        (debit("bad-1", "alice", 0), "amount_minor 0"),
+        (debit("bad-2", "", 10), "player: empty"),
+        (
+            {
+                let mut d = debit("bad-3", "alice", 10);
+                d.currency = "eur".to_owned();
+                d
+            },
+            "currency `eur`",
+        ),
+        (
+            {
+                let mut d = debit("bad-4", "alice", 10);
+                d.position_total = 5;
+                d
+            },
+            "position_total_minor 5",
+        ),
+    ] {
+        match store.debit(&bad).await {
+            Err(WalletError::Invalid(why)) => assert!(why.starts_with(field), "{why}"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        store
+            .debit(&debit("bad-1", "alice", 10))
+            .await
+            .unwrap()
+            .balance,
+        1_990,
+        "an invalid request leaves its id free"
+    );
+    match store.credit(&credit("c-bob", "bob", 10, &["d5"])).await {
+        Err(WalletError::Invalid(why)) => {
+            assert_eq!(
+                why,
+                "debits: `d5` is a debit of alice in EUR, not of bob in EUR"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(balance(&store, "bob").await, 0);
+    books_balance(&store).await;
+    store.close().await;
+
+    // Everything acknowledged is there after a restart.
+    let store = open(&db).await;
+    assert_eq!(balance(&store, "alice").await, 1_990);
+    assert!(store.debit(&d1).await.unwrap().replayed);
+    store.close().await;
+}
+
+/// The same id with another request is refused naming what differs, and changes nothing.
+async fn conflicts_name_what_differs(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    store.debit(&debit("d1", "alice", 600)).await.unwrap();
+    let mut other = debit("d1", "alice", 500);
+    other.bet = "player".to_owned();
+    assert_eq!(
+        store.debit(&other).await,
+        Err(WalletError::Conflict {
+            tx: tx("d1"),
+            why: "bet `player`, was `banker`; amount_minor 500, was 600; \
+                  position_total_minor 500, was 600"
+                .to_owned()
+        })
+    );
+    assert_eq!(
+        store.credit(&credit("d1", "alice", 600, &[])).await,
+        Err(WalletError::Conflict {
+            tx: tx("d1"),
+            why: "it was a debit, this is a credit".to_owned()
+        })
+    );
+    assert_eq!(
+        store.withdraw(&tx("dep-1"), "alice", "EUR", 1_000).await,
+        Err(WalletError::Conflict {
+            tx: tx("dep-1"),
+            why: "it was a deposit, this is a withdrawal".to_owned()
+        })
+    );
+    assert_eq!(
+        store.deposit(&tx("dep-1"), "bob", "EUR", 1_000).await,
+        Err(WalletError::Conflict {
+            tx: tx("dep-1"),
+            why: "player `bob`, was `alice`".to_owned()
+        })
+    );
+    assert_eq!(balance(&store, "alice").await, 400);
+    assert_eq!(balance(&store, "bob").await, 0);
+    books_balance(&store).await;
+}
+
+/// A cancel that arrives before its debit is remembered: the late debit is refused and
+/// moves nothing.
+async fn a_cancel_before_its_debit_is_remembered(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    let d3 = debit("d3", "alice", 100);
+    assert_eq!(store.cancel(&cancel_of(&d3)).await.unwrap().balance, 1_000);
+    assert_eq!(
+        store.debit(&d3).await,
+        Err(WalletError::Cancelled { tx: tx("d3") })
+    );
+    assert_eq!(
+        store.debit(&d3).await,
+        Err(WalletError::Cancelled { tx: tx("d3") })
+    );
+    assert_eq!(balance(&store, "alice").await, 1_000);
+    books_balance(&store).await;
+}
+
+/// Many debits of one player at once from several tasks: exactly as many as the balance
+/// covers are taken, the others refused, and the balance never goes below zero.
+async fn no_negative_balance_under_concurrent_debits(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    let mut tasks = Vec::new();
+    for n in 0..300 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut d = debit(&format!("d{n}"), "alice", 10);
+            d.table = format!("T{:02}", n % 7);
+            store.debit(&d).await
+        }));
+    }
+    let mut taken = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(receipt) => {
+                assert!(receipt.balance >= 0);
+                taken += 1;
+            }
+            Err(WalletError::InsufficientFunds {
+                needed: 10,
+                available: 0,
+            }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(taken, 100);
+    assert_eq!(balance(&store, "alice").await, 0);
+    books_balance(&store).await;
+}
+
+/// A player's own limit: lowering at once; a raise or removal after the cooling-off, at
+/// most once in the period; checked on every debit against the position's total.
+async fn self_limits_cool_off(db: TestDb) {
+    let clock = Arc::new(ManualClock::new(T0));
+    let store = open_with_clock(&db, Arc::clone(&clock)).await;
+    deposit(&store, "dep-1", "alice", 100_000).await;
+    let limit = |max_bet, pending| SelfLimit { max_bet, pending };
+
+    assert_eq!(
+        store.set_self_limit("alice", "EUR", Some(5_000), T0).await,
+        Ok(limit(Some(5_000), None)),
+        "a first limit is a lowering: at once"
+    );
+    let mut big = debit("d1", "alice", 1_000);
+    big.position_total = 6_000;
+    assert_eq!(
+        store.debit(&big).await,
+        Err(WalletError::SelfLimit {
+            limit: 5_000,
+            asked: 6_000
+        })
+    );
+    // Raising waits 24 h.
+    let raised_at = T0 + HOUR;
+    clock.set(raised_at);
+    assert_eq!(
+        store
+            .set_self_limit("alice", "EUR", Some(10_000), raised_at)
+            .await,
+        Ok(limit(
+            Some(5_000),
+            Some((Some(10_000), raised_at + 24 * HOUR))
+        ))
+    );
+    clock.set(raised_at + 24 * HOUR - 1);
+    let mut d2 = debit("d2", "alice", 6_000);
+    d2.position_total = 6_000;
+    assert!(matches!(
+        store.debit(&d2).await,
+        Err(WalletError::SelfLimit { limit: 5_000, .. })
+    ));
+    clock.set(raised_at + 24 * HOUR);
+    let mut d3 = debit("d3", "alice", 6_000);
+    d3.position_total = 6_000;
+    assert_eq!(store.debit(&d3).await.unwrap().balance, 94_000);
+    assert_eq!(
+        store.account("alice", "EUR").await.unwrap().self_limit,
+        limit(Some(10_000), None)
+    );
+    // A second raise (or a removal) within 7 days of the first is refused.
+    let now = raised_at + 3 * 24 * HOUR;
+    match store.set_self_limit("alice", "EUR", None, now).await {
+        Err(WalletError::Invalid(why)) => assert_eq!(
+            why,
+            "max_bet_minor: a limit may be raised or removed once every 168 h; the last was \
+             asked 72 h ago, the next may be asked in 96 h"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Lowering is always at once, and drops a raise waiting.
+    assert_eq!(
+        store.set_self_limit("alice", "EUR", Some(2_000), now).await,
+        Ok(limit(Some(2_000), None))
+    );
+    // After the period, a removal may be asked; it too waits for the cooling-off.
+    let later = raised_at + 7 * 24 * HOUR;
+    assert_eq!(
+        store.set_self_limit("alice", "EUR", None, later).await,
+        Ok(limit(Some(2_000), Some((None, later + 24 * HOUR))))
+    );
+    clock.set(later + 24 * HOUR);
+    assert_eq!(
+        store.account("alice", "EUR").await.unwrap().self_limit,
+        limit(None, None)
+    );
+    match store.set_self_limit("alice", "EUR", Some(0), later).await {
+        Err(WalletError::Invalid(why)) => assert!(why.starts_with("max_bet_minor 0"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A blocked account takes no debit; money back to it and the cashier still go through.
+async fn a_blocked_account_takes_no_debit(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    let d1 = debit("d1", "alice", 100);
+    store.debit(&d1).await.unwrap();
+    assert!(
+        store
+            .set_blocked("alice", "EUR", true)
+            .await
+            .unwrap()
+            .blocked
+    );
+    assert_eq!(
+        store.debit(&debit("d2", "alice", 100)).await,
+        Err(WalletError::AccountBlocked)
+    );
+    assert_eq!(
+        store
+            .credit(&credit("c1", "alice", 200, &["d1"]))
+            .await
+            .unwrap()
+            .balance,
+        1_100
+    );
+    assert_eq!(
+        store
+            .withdraw(&tx("wd-1"), "alice", "EUR", 1_100)
+            .await
+            .unwrap()
+            .balance,
+        0
+    );
+    assert!(
+        !store
+            .set_blocked("alice", "EUR", false)
+            .await
+            .unwrap()
+            .blocked
+    );
+    deposit(&store, "dep-2", "alice", 100).await;
+    assert_eq!(
+        store
+            .debit(&debit("d3", "alice", 100))
+            .await
+            .unwrap()
+            .balance,
+        0
+    );
+}
+
+/// A statement lists a player's movements newest first, in pages; the reconciliation
+/// list takes a time range and a table, oldest first.
+async fn statements_and_reconciliation_page(db: TestDb) {
+    let clock = Arc::new(ManualClock::new(T0));
+    let store = open_with_clock(&db, Arc::clone(&clock)).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    deposit(&store, "dep-bob", "bob", 1_000).await;
+    for n in 0..5_u64 {
+        clock.set(T0 + (n + 1) * HOUR);
+        let mut d = debit(&format!("d{n}"), "alice", 10);
+        d.table = if n % 2 == 0 { "T01" } else { "T02" }.to_owned();
+        store.debit(&d).await.unwrap();
+    }
+    // Refusals are answers, not movements: they are not listed.
+    store
+        .debit(&debit("refused", "alice", 5_000))
+        .await
+        .unwrap_err();
+
+    let first = store.statement("alice", "EUR", None, 4).await.unwrap();
+    let txs: Vec<&str> = first.movements.iter().map(|m| m.tx.as_str()).collect();
+    assert_eq!(txs, ["d4", "d3", "d2", "d1"]);
+    assert_eq!(first.movements[0].balance, 950);
+    assert_eq!(first.movements[0].delta, -10);
+    assert_eq!(first.movements[0].kind, Kind::Debit);
+    assert_eq!(first.movements[0].at_ms, T0 + 5 * HOUR);
+    let second = store
+        .statement("alice", "EUR", first.next, 4)
+        .await
+        .unwrap();
+    let txs: Vec<&str> = second.movements.iter().map(|m| m.tx.as_str()).collect();
+    assert_eq!(txs, ["d0", "dep-1"]);
+    assert_eq!(second.next, None);
+
+    let t01 = MovementFilter {
+        table: Some("T01".to_owned()),
+        from_ms: Some(T0 + 2 * HOUR),
+        to_ms: Some(T0 + 6 * HOUR),
+        after: None,
+    };
+    let page = store.movements(&t01, 1).await.unwrap();
+    assert_eq!(page.movements[0].tx.as_str(), "d2");
+    let page = store
+        .movements(
+            &MovementFilter {
+                after: page.next,
+                ..t01
+            },
+            10,
+        )
+        .await
+        .unwrap();
+    let txs: Vec<&str> = page.movements.iter().map(|m| m.tx.as_str()).collect();
+    assert_eq!((txs, page.next), (vec!["d4"], None));
+    let cashier = MovementFilter {
+        table: Some(String::new()),
+        ..MovementFilter::default()
+    };
+    let page = store.movements(&cashier, 10).await.unwrap();
+    let txs: Vec<&str> = page.movements.iter().map(|m| m.tx.as_str()).collect();
+    assert_eq!(txs, ["dep-1", "dep-bob"]);
+}
+
+/// Every change of a balance is published once committed, with its reason and table.
+async fn balance_changes_are_published(db: TestDb) {
+    let store = open(&db).await;
+    let mut changes = banco_wallet::Wallet::changes(&store).unwrap();
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    let d1 = debit("d1", "alice", 100);
+    store.debit(&d1).await.unwrap();
+    store.debit(&d1).await.unwrap();
+    store.cancel(&cancel_of(&d1)).await.unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let c = changes.recv().await.unwrap();
+        seen.push((c.reason, c.delta, c.balance, c.table, c.tx.to_string()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (
+                "deposit".to_owned(),
+                1_000,
+                1_000,
+                String::new(),
+                "dep-1".to_owned()
+            ),
+            (
+                "debit".to_owned(),
+                -100,
+                900,
+                "T01".to_owned(),
+                "d1".to_owned()
+            ),
+            (
+                "cancel".to_owned(),
+                100,
+                1_000,
+                "T01".to_owned(),
+                "cancel:d1".to_owned()
+            ),
+        ]
+    );
+    assert!(changes.try_recv().is_err(), "a replay changes nothing");
+}
+
+banco_testdb::both_backends!(
+    file = "wallet.db";
+    every_movement_and_refusal,
+    conflicts_name_what_differs,
+    a_cancel_before_its_debit_is_remembered,
+    no_negative_balance_under_concurrent_debits,
+    self_limits_cool_off,
+    a_blocked_account_takes_no_debit,
+    statements_and_reconciliation_page,
+    balance_changes_are_published,
+);
+
+/// Two stores on one PostgreSQL (two `banco wallet` processes) debiting one player at
+/// once: row locks keep the balance exact and never negative.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_postgres_never_overdraw() {
+    let Some(db) = banco_testdb::postgres("two_stores").await else {
+        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
+        return;
+    };
+    let first = open(&db).await;
+    let second = open(&db).await;
+    deposit(&first, "dep-1", "alice", 1_000).await;
+    deposit(&first, "dep-bob", "bob", 1_000).await;
+    let mut tasks = Vec::new();
+    for n in 0..400 {
+        let store = if n % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let player = if n % 3 == 0 { "bob" } else { "alice" };
+            store.debit(&debit(&format!("d{n}"), player, 10)).await
+        }));
+    }
+    let mut taken = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(_) => taken += 1,
+            Err(WalletError::InsufficientFunds { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    // alice asks 266 debits of 10 for 1,000, bob 134 for 1,000: 100 of each are taken.
+    assert_eq!(taken, 200);
+    assert_eq!(balance(&second, "alice").await, 0);
+    assert_eq!(balance(&second, "bob").await, 0);
+    books_balance(&first).await;
+}
