@@ -7,6 +7,7 @@ pub mod command;
 pub mod currency;
 pub mod event;
 pub mod history;
+pub mod instant_wallet;
 pub mod journal;
 pub mod ledger;
 pub mod metrics;

@@ -348,13 +348,8 @@ mod tests {
 
     #[test]
     fn refusal_labels_are_the_variant_in_snake_case() {
-        let over = Refusal::OverBalance {
-            player: "p".into(),
-            needed: 5,
-            balance: 1,
-            currency: crate::Currency::EUR,
-        };
-        assert_eq!(reason_label(&over), "over_balance");
+        let none = Refusal::NoBets { player: "p".into() };
+        assert_eq!(reason_label(&none), "no_bets");
         assert_eq!(reason_label(&Refusal::NothingToUndo), "nothing_to_undo");
         let closed = Refusal::BettingNotOpen { phase: Phase::Idle };
         assert_eq!(reason_label(&closed), "betting_not_open");

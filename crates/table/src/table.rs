@@ -297,11 +297,18 @@ impl Table {
                 now_ms: _,
             } => {
                 required("player", player)?;
+                // The change of what this table last showed: the wallet's own delta holds
+                // only if the table had heard of every change before it (a retried or
+                // reordered notice, a change missed while away).
+                let delta = self
+                    .wallet
+                    .balance(player)
+                    .map_or(*delta, |before| balance - before);
                 self.wallet.set_balance(player, *balance);
                 Ok(vec![self.balance_event(
                     player,
                     *balance,
-                    *delta,
+                    delta,
                     BalanceReason::Elsewhere,
                 )])
             }
@@ -899,7 +906,6 @@ impl Table {
             }
         }
         let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
-        let pending = self.pending_events(&owed, BalanceReason::Settlement);
         let mut events = vec![
             Event::Settled {
                 round_id: round.id.clone(),
@@ -907,9 +913,8 @@ impl Table {
                 house_net,
                 at: now,
             },
-            Event::WalletOwed { owed },
+            Event::WalletOwed { owed: owed.clone() },
         ];
-        events.extend(pending);
         let totals = RoundTotals {
             staked: settled.values().flatten().map(|s| s.stake).sum(),
             returned: settled.values().flatten().map(|s| s.returned).sum(),
@@ -919,6 +924,8 @@ impl Table {
             round.totals = Some(totals);
         }
         self.phase = Phase::Settled;
+        // Told once the round is settled, so that nothing reads as still in play.
+        events.extend(self.pending_events(&owed, BalanceReason::Settlement));
         if let Some(winner) = winner {
             self.scoreboard.push(winner);
         }
@@ -1031,16 +1038,14 @@ impl Table {
             at: now,
         };
         let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
-        let pending = self.pending_events(&owed, BalanceReason::VoidRefund);
         let mut events = vec![
             Event::RoundVoided {
                 round_id: round.id.clone(),
                 void: void.clone(),
                 refunds,
             },
-            Event::WalletOwed { owed },
+            Event::WalletOwed { owed: owed.clone() },
         ];
-        events.extend(pending);
         let staked = round.book.total();
         events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
         if let Some(round) = self.round.as_mut() {
@@ -1050,6 +1055,7 @@ impl Table {
             });
         }
         self.phase = Phase::Voided;
+        events.extend(self.pending_events(&owed, BalanceReason::VoidRefund));
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
     }
@@ -1458,7 +1464,12 @@ impl Table {
             };
             let player = owed.op.player().to_owned();
             let change = changes.entry(player).or_insert((None, 0, reason));
-            change.1 += owed.op.amount();
+            // A cancel undoes a debit the player was never shown as taken (its request was
+            // refused): it changes nothing the table told, whatever the wallet had done; the
+            // balance the wallet answers is the truth either way.
+            if let OwedOp::Credit(credit) = &owed.op {
+                change.1 += credit.amount;
+            }
             change.2 = reason;
             if let Some(balance) = ack.balance {
                 change.0 = Some(balance);
@@ -1469,10 +1480,12 @@ impl Table {
         }
         let mut events = vec![Event::WalletAcked { numbers: done }];
         for (player, (balance, delta, reason)) in changes {
+            let before = self.wallet.balance(&player);
             if let Some(balance) = balance {
                 self.wallet.set_balance(&player, balance);
             }
-            if let Some(balance) = self.wallet.balance(&player) {
+            let quiet = reason == BalanceReason::Cancelled && balance == before;
+            if let Some(balance) = self.wallet.balance(&player).filter(|_| !quiet) {
                 events.push(self.balance_event(&player, balance, delta, reason));
             }
         }

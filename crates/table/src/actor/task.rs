@@ -43,6 +43,16 @@ struct Replayed {
     order: Option<ShuffledOrder>,
 }
 
+/// The command of a journal record written when each table kept its players' balances
+/// itself, if it is one: such a journal holds money no wallet knows of.
+fn before_the_wallet(payload: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let command = value.get("command")?.get("command")?.as_str()?;
+    ["deposit", "withdraw", "set_self_limit"]
+        .contains(&command)
+        .then(|| command.to_owned())
+}
+
 fn replay(
     config: &ActorConfig,
     records: Vec<crate::journal::Record>,
@@ -79,8 +89,15 @@ fn replay(
         })?;
     let mut last_seq = first.seq;
     for record in records {
-        let entry: JournalEntry = serde_json::from_slice(&record.payload)
-            .map_err(|e| startup(format!("journal {journal}: record {}: {e}", record.seq)))?;
+        let entry: JournalEntry = serde_json::from_slice(&record.payload).map_err(|e| {
+            match before_the_wallet(&record.payload) {
+                Some(command) => startup(format!(
+                    "journal {journal}: record {} is a `{command}` of the table's own ledger,                      from before the tables spent through a wallet; pay out the balances it holds                      with the version that wrote it, then start this table on a new journal",
+                    record.seq
+                )),
+                None => startup(format!("journal {journal}: record {}: {e}", record.seq)),
+            }
+        })?;
         let events = table.apply(&entry.command).map_err(|refusal| {
             startup(format!(
                 "journal {journal}: record {} ({:?}) is refused on replay: {refusal} \
@@ -261,6 +278,7 @@ pub(super) async fn spawn(
     let wallet = tokio::spawn(wallet::run(
         Arc::clone(&config.wallet),
         config.wallet_options.clone(),
+        config.table.policy.currency.as_str().to_owned(),
         replayed.table.wallet().owed().cloned().collect(),
         wallet_queue,
         handle.clone(),

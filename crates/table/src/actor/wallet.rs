@@ -17,14 +17,18 @@
 //!   (which only a bug or an operator's edit can cause) is logged as an alert and retried
 //!   slowly, so the movement stays visible as owed (and in `banco audit reconcile`) until an
 //!   operator sees to it.
+//! - A player's balance changed elsewhere (the cashier, another table), as the wallet tells
+//!   ([`Wallet::changes`]), reaches the table as [`Command::WalletChanged`] for a player the
+//!   table already shows a balance to, so that their subscriptions here show it. (A player
+//!   new to the table is told their balance when they join, read from the wallet.)
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::{Receipt, Wallet, WalletError};
+use banco_wallet::{BalanceChange, Receipt, Wallet, WalletError};
 use futures::stream::{FuturesOrdered, StreamExt as _};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use super::TableHandle;
 use super::outbox::{RETRY_FIRST, RETRY_MAX};
@@ -62,11 +66,13 @@ pub(crate) enum WalletWork {
 pub(crate) async fn run(
     wallet: Arc<dyn Wallet>,
     options: WalletOptions,
+    currency: String,
     owed: Vec<Owed>,
     mut work: mpsc::UnboundedReceiver<WalletWork>,
     actor: TableHandle,
     metrics: TableMetrics,
 ) {
+    let mut changes = wallet.changes();
     let mut queue: VecDeque<Owed> = owed.into();
     let mut in_flight = FuturesOrdered::new();
     let window = options.window.max(1);
@@ -97,6 +103,10 @@ pub(crate) async fn run(
                 Some(WalletWork::Owed(owed)) => queue.push_back(owed),
                 None => return,
             },
+            change = next_change(&mut changes), if changes.is_some() => match change {
+                Some(change) => relay(wallet.as_ref(), &actor, &currency, change).await,
+                None => changes = None,
+            },
             Some(ack) = in_flight.next(), if !in_flight.is_empty() => {
                 let mut acks = vec![ack];
                 // Acknowledge whatever else is done in one record.
@@ -110,6 +120,60 @@ pub(crate) async fn run(
                 }
             }
         }
+    }
+}
+
+/// The next change the wallet tells; `None` once it tells no more.
+async fn next_change(
+    changes: &mut Option<broadcast::Receiver<BalanceChange>>,
+) -> Option<BalanceChange> {
+    let receiver = changes.as_mut()?;
+    loop {
+        match receiver.recv().await {
+            Ok(change) => return Some(change),
+            // Balances are absolute: a missed change is made good by the next one, and a
+            // player joining reads their balance from the wallet.
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "wallet: balance changes missed (the table was busy)"
+                );
+            }
+            Err(broadcast::error::RecvError::Closed) => return None,
+        }
+    }
+}
+
+/// Passes on a change made elsewhere to the table, if the table shows that player a
+/// balance. Its own movements the table knows from the wallet's answers. The balance is
+/// read again rather than taken from the change: changes reach the table after its own
+/// answers in any order, and an older balance must not replace a newer one.
+async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change: BalanceChange) {
+    if change.table == actor.table_id() || change.currency != currency {
+        return;
+    }
+    let Ok(Some(shown)) = actor.balance(&change.player).await else {
+        return;
+    };
+    let balance = match wallet.account(&change.player, currency).await {
+        Ok(account) => account.balance,
+        Err(e) => {
+            tracing::debug!(error = %e, "wallet: a balance change not read again");
+            return;
+        }
+    };
+    if shown == balance {
+        return;
+    }
+    let command = Command::WalletChanged {
+        player: change.player,
+        balance,
+        delta: change.delta,
+        reason: change.reason,
+        now_ms: 0,
+    };
+    if let Err(e) = actor.submit(None, command).await {
+        tracing::debug!(error = %e, "wallet: the table did not take a balance change");
     }
 }
 

@@ -26,6 +26,7 @@ impl Table {
     fn has_seen(&self, player: &str) -> bool {
         self.players.contains_key(player)
             || self.ledger.nets().contains_key(player)
+            || self.wallet.balance(player).is_some()
             || self.seats.iter().flatten().any(|p| p == player)
     }
 
