@@ -446,6 +446,17 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                 let events = original(applied.events);
                 told = self.told_balance(&events, &player);
                 if let Some(why) = wallet_refused(&events) {
+                    // Its debits are being cancelled: the wallet may hold less until they
+                    // are, but nothing was taken, so the answer is the balance the table
+                    // showed before the request.
+                    let position = table
+                        .handle()
+                        .player(&player)
+                        .await
+                        .map_err(|e| table.actor_error(e))?;
+                    if let Some(shown) = position.balance {
+                        told = Some(self.balance(shown, position.in_play(), position.pending));
+                    }
                     // Its BetRefused events are the player's through the table's stream.
                     let refusal = wire::bet_refusal_to_pb(why, &self.currency);
                     requested
