@@ -27,6 +27,7 @@
 //!   error is the wallet's decision about that request.
 
 pub mod api;
+pub mod seamless;
 
 pub use api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit,
