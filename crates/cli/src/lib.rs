@@ -31,6 +31,7 @@ mod stream;
 mod stream_metrics;
 mod token;
 mod validator;
+mod wallet_conformance;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -82,6 +83,10 @@ enum Command {
     /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Check an operator's implementation of the seamless wallet protocol
+    /// (`proto/seamless-wallet.openapi.yaml`): one line per check, exit status 1 on any
+    /// failure.
+    WalletConformance(wallet_conformance::ConformanceArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -154,6 +159,7 @@ pub fn main() -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Bench(command) => bench::run(&command),
+        Command::WalletConformance(args) => wallet_conformance::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -424,3 +424,17 @@ async fn conformance_names_what_a_wrong_operator_gets_wrong() {
         .unwrap();
     assert!(!signed.passed, "{}", signed.seen);
 }
+
+#[tokio::test]
+async fn conformance_without_an_operator_passes_nothing() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    drop(listener);
+    let report = conformance::run(Endpoint::parse(&url, None).unwrap(), secret(), &options()).await;
+    assert_eq!(report.passed(), 0, "{:?}", report.checks);
+    assert!(
+        report.checks[0].seen.contains("Connection refused"),
+        "{:?}",
+        report.checks[0]
+    );
+}

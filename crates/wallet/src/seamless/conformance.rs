@@ -762,7 +762,7 @@ impl Probe<'_> {
 
     fn in_time(&self) -> Result<String, String> {
         let limit = self.options.limit;
-        match self.slowest {
+        match self.slowest.filter(|_| self.answers > 0) {
             None => Err("no answer came".to_owned()),
             Some((took, operation)) if took <= limit => Ok(format!(
                 "the slowest in {} ms ({}), the limit is {} ms",
