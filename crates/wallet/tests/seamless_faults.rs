@@ -42,6 +42,9 @@ enum Fault {
     /// Makes the movement, then answers with the previous answer it gave to that
     /// operation (signed, but for another request).
     Stale,
+    /// Gets the very same request (bytes, signature, request id) twice, as from a proxy
+    /// that sends it again, and answers the second.
+    Twice,
 }
 
 /// One request as the operator received it.
@@ -61,6 +64,8 @@ struct Script {
     received: Vec<Received>,
     /// The last answer to each operation: its body, signed.
     last_answer: HashMap<String, Bytes>,
+    /// The answer to the first of a request received twice.
+    first_of_twice: Option<Bytes>,
 }
 
 #[derive(Clone)]
@@ -157,6 +162,12 @@ impl Operator {
                 .unwrap();
                 signed(&other, response.into_body())
             }
+            Some(Fault::Twice) => {
+                let again = same(&request);
+                let first = proper(request).await;
+                self.script.lock().unwrap().first_of_twice = Some(first.into_body());
+                self.responder.respond(again).await
+            }
             Some(Fault::Stale) => {
                 let fresh = proper(request).await;
                 let stale = self
@@ -176,6 +187,15 @@ impl Operator {
             .insert(operation, response.body().clone());
         response
     }
+}
+
+/// A copy of `request`, byte for byte.
+fn same(request: &http::Request<Bytes>) -> http::Request<Bytes> {
+    let mut copy = http::Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
 }
 
 fn status(code: u16) -> http::Response<Bytes> {
@@ -360,4 +380,34 @@ async fn an_answer_to_another_request_is_no_answer() {
     assert_eq!((receipt.balance, receipt.replayed), (800, true));
     assert_eq!(wallet.balance("erin", "EUR"), 800);
     assert_eq!(operator.received("debit").len(), 3);
+}
+
+#[tokio::test]
+async fn the_same_request_received_twice_moves_money_once() {
+    let wallet = MemoryWallet::new();
+    wallet.deposit("frank", "EUR", 1_000);
+    let (operator, url) = operator(wallet.clone()).await;
+    operator.queue("debit", Fault::Twice);
+    let (adapter, _) = adapter(&url, quick());
+
+    let stake = debit("debit:H001:frank:1:banker", "frank", 300);
+    let receipt = adapter.debit(&stake).await.unwrap();
+    assert_eq!(wallet.balance("frank", "EUR"), 700, "moved once");
+    // The answer banco got is the operator's replay of its first, to the same request.
+    assert_eq!((receipt.balance, receipt.replayed), (700, true));
+    let first = operator.script.lock().unwrap().first_of_twice.clone();
+    let first: Answer = serde_json::from_slice(&first.unwrap()).unwrap();
+    let debits = operator.received("debit");
+    assert_eq!(debits.len(), 1, "one attempt: the answer was taken");
+    assert_eq!(first.request_id, debits[0].request_id);
+    assert_eq!(
+        (first.status, first.balance_minor, first.replayed),
+        (Status::Ok, Some(700), false)
+    );
+
+    // The table's cancel of it, received twice too, gives the stake back once.
+    operator.queue("cancel", Fault::Twice);
+    let back = adapter.cancel(&cancel(&stake)).await.unwrap();
+    assert_eq!((back.balance, back.replayed), (1_000, true));
+    assert_eq!(wallet.balance("frank", "EUR"), 1_000);
 }
