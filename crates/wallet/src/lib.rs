@@ -24,6 +24,7 @@
 //!   error is the wallet's decision about that request.
 
 pub mod api;
+pub mod seamless;
 pub mod store;
 
 pub use api::{
