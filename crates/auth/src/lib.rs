@@ -29,6 +29,6 @@ pub use error::TokenError;
 pub use interceptor::{AuthInterceptor, BearerToken, Caller, caller};
 pub use keys::{KeyError, key_id};
 pub use role::{Role, UnknownRole};
-pub use tls::{ClientTls, ServerTls, TlsError};
+pub use tls::{ClientTls, ServerTls, TlsError, error_chain};
 pub use token::{DEFAULT_MAX_TTL, DEFAULT_SKEW, Issuer, MAX_TOKEN_LEN, TOKEN_PREFIX, Verifier};
 pub use transport::{TransportPolicyError, require_tls_unless_loopback};

@@ -276,8 +276,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// tonic's transport error says only "transport error"; the cause is in its sources.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+/// An error with its sources, `: `-separated: tonic's transport error says only "transport
+/// error", hyper's "client error (Connect)"; the cause is in their sources.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

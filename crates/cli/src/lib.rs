@@ -36,6 +36,7 @@ mod stream_metrics;
 mod times;
 mod token;
 mod validator;
+mod wallet_conformance;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -89,6 +90,10 @@ enum Command {
     /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Check an operator's implementation of the seamless wallet protocol
+    /// (`proto/seamless-wallet.openapi.yaml`): one line per check, exit status 1 on any
+    /// failure.
+    WalletConformance(wallet_conformance::ConformanceArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,6 +167,7 @@ pub fn main() -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Bench(command) => bench::run(&command),
+        Command::WalletConformance(args) => wallet_conformance::run(&args),
     };
     match result {
         Ok(code) => code,

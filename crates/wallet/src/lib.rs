@@ -25,6 +25,7 @@
 
 pub mod api;
 pub mod memory;
+pub mod seamless;
 pub mod store;
 
 pub use api::{
