@@ -121,8 +121,11 @@ pub(crate) struct BroadcasterArgs {
     /// The paytable: standard, no-commission, …
     #[arg(long, default_value = "standard")]
     paytable: String,
-    /// Minor units credited (once, journaled) to a player's first bet at the table, for
-    /// demos and tests; 0: none (real deployments credit players through a cashier).
+    #[command(flatten)]
+    wallet: crate::table_wallet::WalletArgs,
+    /// Minor units the cashier deposits (once per player, under one key) into a player's
+    /// wallet when they first come, for demos and tests; 0: none (real deployments credit
+    /// players through the cashier, `banco cashier deposit`).
     #[arg(long, default_value_t = 0)]
     welcome_credit: i64,
     /// ISO 4217 code of the table's minor units.
@@ -298,9 +301,15 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 None
             }
         };
-        // TODO(wallet): the embedded store and --wallet; in memory until it lands.
-        let memory = Arc::new(banco_wallet::MemoryWallet::new());
-        let wallet: Arc<dyn banco_wallet::Wallet> = memory.clone();
+        let table_wallet = args.wallet.open(&args.data_dir).await?;
+        if args.welcome_credit > 0 && table_wallet.cashier.is_none() {
+            bail!(
+                "--welcome-credit: banco deposits nothing into a casino's wallet (--wallet {});                  credit players there",
+                args.wallet.wallet
+            );
+        }
+        tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
+        let wallet = Arc::clone(&table_wallet.wallet);
         let mut hosted = Vec::new();
         let mut tasks = Vec::new();
         for config in configs {
@@ -338,10 +347,14 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             tasks.push(task);
         }
         let mut options = ServeOptions::new(Arc::new(verifier), hosted);
-        options.welcome = (args.welcome_credit > 0).then(|| WelcomeCredit {
-            amount: args.welcome_credit,
-            cashier: memory.clone(),
-        });
+        options.welcome = table_wallet
+            .cashier
+            .clone()
+            .filter(|_| args.welcome_credit > 0)
+            .map(|cashier| WelcomeCredit {
+                amount: args.welcome_credit,
+                cashier,
+            });
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         options.clips = clips;
