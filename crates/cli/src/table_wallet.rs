@@ -12,7 +12,8 @@ use banco_wallet::{Cashier, Store, StoreOptions, Wallet};
 /// How the tables reach their wallet.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct WalletArgs {
-    /// The players' wallet: `embedded` (banco's own, in `<data-dir>/wallet.db`),
+    /// The players' wallet: `embedded` (banco's own store, in `<data-dir>/wallet.db`), the
+    /// same store in another database (`sqlite://PATH`, `postgres://…`),
     /// `grpc://HOST:PORT` or `grpcs://…` (`banco wallet`, shared by several broadcasters),
     /// or `seamless+https://casino.example/prefix/` (a casino's own wallet, see
     /// "Connecting a casino's wallet").
@@ -41,15 +42,20 @@ impl WalletArgs {
         if self.wallet_secret_file.is_some() && !url.starts_with("seamless+") {
             bail!("--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)");
         }
-        if url == "embedded" {
+        let database = match url {
+            "embedded" => Some(embedded_url(data_dir)),
+            _ if url.starts_with("sqlite:") || url.starts_with("postgres") => Some(url.to_owned()),
+            _ => None,
+        };
+        if let Some(database) = database {
             if self.wallet_ca.is_some() {
-                bail!("--wallet-ca is for a wallet reached over the network, not `embedded`");
+                bail!("--wallet-ca is for a wallet reached over the network, not `{url}`");
             }
-            let store = embedded(data_dir).await?;
+            let store = open_store(&database).await?;
             return Ok(TableWallet {
                 wallet: store.clone(),
                 cashier: Some(store),
-                described: format!("embedded ({})", data_dir.join("wallet.db").display()),
+                described: format!("embedded ({})", redacted(&database)),
             });
         }
         if url.starts_with("seamless+") {
@@ -62,7 +68,7 @@ impl WalletArgs {
             let endpoint = Endpoint::parse(url, self.wallet_ca.as_deref())
                 .with_context(|| format!("--wallet {url}"))?;
             // Self-limits are banco's, kept in its own store beside the casino's wallet.
-            let local = embedded(data_dir).await?;
+            let local = open_store(&embedded_url(data_dir)).await?;
             let wallet = SeamlessWallet::new(endpoint, secret, local, SeamlessConfig::default());
             return Ok(TableWallet {
                 wallet: Arc::new(wallet),
@@ -75,21 +81,54 @@ impl WalletArgs {
             return grpc(url, self.wallet_ca.as_deref()).await;
         }
         bail!(
-            "--wallet {url}: not a wallet; use `embedded`, `grpc://HOST:PORT`, `grpcs://HOST:PORT` \
-             or `seamless+https://…`"
+            "--wallet {url}: not a wallet; use `embedded`, `sqlite://PATH`, `postgres://…`, \
+             `grpc://HOST:PORT`, `grpcs://HOST:PORT` or `seamless+https://…`"
         )
     }
 }
 
-async fn embedded(data_dir: &Path) -> anyhow::Result<Arc<Store>> {
-    let path = data_dir.join("wallet.db");
-    let url = format!("sqlite://{}", path.display());
-    let store = Store::open(&url, StoreOptions::default())
+fn embedded_url(data_dir: &Path) -> String {
+    format!("sqlite://{}", data_dir.join("wallet.db").display())
+}
+
+async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
+    let store = Store::open(url, StoreOptions::default())
         .await
-        .with_context(|| format!("could not open the embedded wallet {}", path.display()))?;
+        .with_context(|| format!("could not open the embedded wallet {}", redacted(url)))?;
     Ok(Arc::new(store))
+}
+
+/// `url` without a password, for logs and errors.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
 }
 
 async fn grpc(url: &str, _ca: Option<&Path>) -> anyhow::Result<TableWallet> {
     bail!("--wallet {url}: `banco wallet` over gRPC is not in this build yet")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_database_password_is_never_shown() {
+        assert_eq!(
+            redacted("postgres://banco:secret@127.0.0.1:5432/wallet"),
+            "postgres://banco:***@127.0.0.1:5432/wallet"
+        );
+        assert_eq!(
+            redacted("sqlite:///var/banco/wallet.db"),
+            "sqlite:///var/banco/wallet.db"
+        );
+    }
 }
