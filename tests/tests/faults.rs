@@ -1530,7 +1530,15 @@ async fn a_full_journal_disk_refuses_the_command_changes_nothing_and_recovers() 
         Full::FileSizeLimit => "a file-size limit (no tmpfs could be mounted)".to_owned(),
     };
     eprintln!("disk full: using {method}");
-    let mut rig = Rig::start(|setup, _, _| setup.data_dir = mount.clone()).await;
+    // The journal's disk fills; the players' wallet is elsewhere (it has its own disk).
+    let wallet = format!("sqlite://{}", area.path().join("wallet.db").display());
+    let mut rig = Rig::start(|setup, _, _| {
+        setup.data_dir = mount.clone();
+        setup
+            .extra_args
+            .extend(["--wallet".to_owned(), wallet.clone()]);
+    })
+    .await;
     if matches!(full, Full::FileSizeLimit) {
         rig.broadcaster.kill();
         rig.broadcaster = start_ignoring_sigxfsz(&rig.setup);

@@ -145,9 +145,10 @@ async fn play_the_shoe(croupier: &mut Croupier, order: &[Card]) -> Vec<Dealt> {
     }
 }
 
-/// Each bot's balance in the broadcaster's journal, replayed (after the broadcaster
-/// stopped) into a table of its own from a copy, under the configuration journaled first.
-async fn ledger_balances(table_dir: &Path, players: &[String]) -> BTreeMap<String, i64> {
+/// Each bot's net with the table (returns less stakes) in the broadcaster's journal,
+/// replayed (after the broadcaster stopped) into a table of its own from a copy, under the
+/// configuration journaled first.
+async fn ledger_nets(table_dir: &Path, players: &[String]) -> BTreeMap<String, i64> {
     let copy = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(table_dir).unwrap() {
         let entry = entry.unwrap();
@@ -171,12 +172,12 @@ async fn ledger_balances(table_dir: &Path, players: &[String]) -> BTreeMap<Strin
     let books = table.books().await.unwrap();
     assert_eq!(books.check, Ok(()), "the ledger balances");
     assert_eq!(books.in_play, 0, "no stake left in play after the shoe");
-    let mut balances = BTreeMap::new();
-    for player in players {
-        balances.insert(player.clone(), table.balance(player).await.unwrap());
-    }
+    let nets = players
+        .iter()
+        .map(|player| (player.clone(), books.nets.get(player).copied().unwrap_or(0)))
+        .collect();
     task.shutdown().await;
-    balances
+    nets
 }
 
 /// Every bot's payouts less stakes, from the export's bets.
@@ -406,8 +407,15 @@ async fn a_full_shoe_through_every_part() {
         broadcaster.interrupt(Duration::from_secs(20)),
         "the broadcaster stops on SIGINT"
     );
-    let ledger = ledger_balances(&setup.data_dir.join(TABLE), &names).await;
-    assert_eq!(ledger, told, "the ledger vs PlayerService");
+    let ledger = ledger_nets(&setup.data_dir.join(TABLE), &names).await;
+    let archived: BTreeMap<String, i64> = names
+        .iter()
+        .map(|name| (name.clone(), net.get(name).copied().unwrap_or(0)))
+        .collect();
+    assert_eq!(
+        ledger, archived,
+        "the table's ledger vs the archive, per player"
+    );
     let house: i64 = -net.values().sum::<i64>();
     println!(
         "bets: {bets} by {} bots; house result {house} minor units; every balance agrees",

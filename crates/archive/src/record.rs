@@ -304,7 +304,7 @@ fn stake_key(round: &FinishedRound, player: &str) -> String {
         .iter()
         .rev()
         .find(|e| {
-            e.kind == EntryKind::Stake && matches!(&e.from, Some(Account::Player(p)) if p == player)
+            e.kind == EntryKind::Stake && matches!(&e.from, Account::Player(p) if p == player)
         })
         .map(|e| e.key.clone())
         .unwrap_or_default()

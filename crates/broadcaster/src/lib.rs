@@ -49,7 +49,7 @@ pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
 pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
 pub use outbox::OutboxFile;
-pub use player_service::PlayerServer;
+pub use player_service::{PlayerServer, WelcomeCredit};
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};
 pub use table_service::TableServer;
 pub use video::clip_store::{

@@ -11,7 +11,8 @@ use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
 use banco_table::actor::ActorError;
 use banco_table::book::{PositionRefusal, Raise, Stakes};
-use banco_table::{Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
+use banco_table::{BetRefusal, Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
+use banco_wallet::{Cashier, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
 use futures::Stream;
 use tonic::{Request, Response, Status};
@@ -21,22 +22,35 @@ use crate::history;
 use crate::hosted::{HostedTable, Tables};
 use crate::wire;
 
+/// A deposit into the wallet for every player seen for the first time (demos and tests
+/// play without a cashier): at most once per player, ever, by its key `welcome:<player>`.
+#[derive(Clone, Debug)]
+pub struct WelcomeCredit {
+    /// More than zero, in minor units.
+    pub amount: i64,
+    pub cashier: Arc<dyn Cashier>,
+}
+
 /// The PlayerService implementation over the hosted tables.
 #[derive(Debug)]
 pub struct PlayerServer {
     tables: Arc<Tables>,
-    welcome_credit: i64,
+    welcome: Option<WelcomeCredit>,
     currency: String,
-    /// (table, player) pairs whose welcome credit was settled in this process, so the
-    /// check costs one actor round trip per player, not one per bet.
-    welcomed: Mutex<BTreeSet<(String, String)>>,
+    /// Players whose welcome credit was settled in this process, so the check costs one
+    /// wallet call per player, not one per bet.
+    welcomed: Mutex<BTreeSet<String>>,
 }
 
 impl PlayerServer {
-    pub(crate) fn new(tables: Arc<Tables>, welcome_credit: i64, currency: String) -> PlayerServer {
+    pub(crate) fn new(
+        tables: Arc<Tables>,
+        welcome: Option<WelcomeCredit>,
+        currency: String,
+    ) -> PlayerServer {
         PlayerServer {
             tables,
-            welcome_credit,
+            welcome,
             currency,
             welcomed: Mutex::new(BTreeSet::new()),
         }
@@ -53,41 +67,53 @@ impl PlayerServer {
         Ok((player, table))
     }
 
-    /// With `--welcome-credit`, a player without money at a table gets one journaled
-    /// deposit there (key `welcome:{player}`, so at most once per player and table, ever),
-    /// so that demos and tests can play without a cashier.
-    async fn welcome(&self, table: &HostedTable, player: &str) -> Result<(), Status> {
-        if self.welcome_credit <= 0 {
+    /// With a welcome credit, the player's first sight here deposits it (once ever: the
+    /// wallet answers the same key with its first answer).
+    pub(crate) async fn welcome(&self, player: &str) -> Result<(), Status> {
+        let Some(welcome) = &self.welcome else {
+            return Ok(());
+        };
+        if self.lock_welcomed().contains(player) {
             return Ok(());
         }
-        let pair = (table.id().to_owned(), player.to_owned());
-        if self.lock_welcomed().contains(&pair) {
-            return Ok(());
-        }
-        let handle = table.handle();
-        let balance = handle
-            .balance(player)
+        let key = TxId::new(format!("welcome:{player}"))
+            .map_err(|e| Status::internal(format!("welcome credit of {player}: {e}")))?;
+        match welcome
+            .cashier
+            .deposit(&key, player, &self.currency, welcome.amount)
             .await
-            .map_err(|e| table.actor_error(e))?;
-        if balance == 0 {
-            let deposit = Command::Deposit {
-                player: player.to_owned(),
-                amount: self.welcome_credit,
-                key: format!("welcome:{player}"),
-                now_ms: 0,
-            };
-            match handle.submit(None, deposit).await {
-                // A refusal (the key already used for another amount) leaves the player
-                // without the credit, as a real cashier would.
-                Ok(_) | Err(ActorError::Refused(_)) => {}
-                Err(e) => return Err(table.actor_error(e).into()),
-            }
+        {
+            // A refusal (a blocked account, say) leaves the player without it, as a real
+            // cashier would.
+            Ok(_) => {}
+            Err(e) if e.is_transient() => return Err(wallet_status(&e)),
+            Err(e) => tracing::warn!(%player, error = %e, "welcome credit refused"),
         }
-        self.lock_welcomed().insert(pair);
+        self.lock_welcomed().insert(player.to_owned());
         Ok(())
     }
 
-    fn lock_welcomed(&self) -> std::sync::MutexGuard<'_, BTreeSet<(String, String)>> {
+    /// The wallet every table here spends through (they share one).
+    fn wallet(&self) -> Result<&Arc<dyn Wallet>, Status> {
+        self.tables
+            .all()
+            .next()
+            .map(|t| t.handle().wallet())
+            .ok_or_else(|| Status::unavailable("no table is hosted here"))
+    }
+
+    /// The player's available balance: the wallet's word.
+    pub(crate) async fn available(&self, player: &str) -> Result<i64, Status> {
+        self.welcome(player).await?;
+        let account = self
+            .wallet()?
+            .account(player, &self.currency)
+            .await
+            .map_err(|e| wallet_status(&e))?;
+        Ok(account.balance)
+    }
+
+    fn lock_welcomed(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
         self.welcomed
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -98,11 +124,12 @@ impl PlayerServer {
         Ok(Arc::clone(self.tables.get(table_id)?))
     }
 
-    pub(crate) fn balance(&self, available: i64, in_play: i64) -> pb::Balance {
+    pub(crate) fn balance(&self, available: i64, in_play: i64, pending: i64) -> pb::Balance {
         pb::Balance {
             available_minor: available,
             in_play_minor: in_play,
             currency: self.currency.clone(),
+            pending_minor: pending,
         }
     }
 
@@ -131,21 +158,23 @@ impl PlayerServer {
                 player: who,
                 balance,
                 in_play,
+                pending,
                 ..
-            } if who == player => Some(self.balance(*balance, *in_play)),
+            } if who == player => Some(self.balance(*balance, *in_play, *pending)),
             _ => None,
         })
     }
 
-    /// The player's money at the table: available, and exactly what is staked on the round
-    /// under way, read together from the actor.
+    /// The player's money at `table`: available (the wallet's), exactly what is staked on
+    /// the round under way and what the table owes them, read together from the actor.
     async fn money(&self, table: &HostedTable, player: &str) -> Result<pb::Balance, Status> {
+        let available = self.available(player).await?;
         let position = table
             .handle()
             .player(player)
             .await
             .map_err(|e| table.actor_error(e))?;
-        Ok(self.balance(position.balance, position.in_play()))
+        Ok(self.balance(available, position.in_play(), position.pending))
     }
 
     /// The lobby's entry for `table`, as `snapshot` shows it.
@@ -219,6 +248,14 @@ struct Taken<'a> {
     raised: &'a [Raise],
     /// The player's stakes in the round after the request.
     stakes: &'a Stakes,
+}
+
+/// The wallet's refusal of a bet request the table had taken to it.
+fn wallet_refused(events: &[Event]) -> Option<&BetRefusal> {
+    events.iter().find_map(|e| match e {
+        Event::BetsRefused { why, .. } => Some(why),
+        _ => None,
+    })
 }
 
 fn accepted(events: &[Event]) -> Option<Taken<'_>> {
@@ -335,6 +372,16 @@ fn bad(error: ConversionError) -> Status {
     BroadcasterError::from(error).into()
 }
 
+/// A wallet that could not answer a read is unavailable; a refusal of one is a precondition
+/// the message names.
+pub(crate) fn wallet_status(error: &WalletError) -> Status {
+    if error.is_transient() {
+        Status::unavailable(format!("{error}; try again"))
+    } else {
+        Status::failed_precondition(error.to_string())
+    }
+}
+
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
 type VideoStream = Pin<Box<dyn Stream<Item = Result<pb::VideoAccessUnit, Status>> + Send>>;
 
@@ -385,7 +432,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             return Err(bad(ConversionError::missing("round_id")));
         }
         let requested = banco_wire::convert::requested_bets(r.bets).map_err(bad)?;
-        self.welcome(&table, &player).await?;
+        self.welcome(&player).await?;
         let command = Command::PlaceBets {
             player: player.clone(),
             round_id: RoundId::from(r.round_id.as_str()),
@@ -398,18 +445,38 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             Ok(applied) => {
                 let events = original(applied.events);
                 told = self.told_balance(&events, &player);
-                let Some(Taken { added, stakes, .. }) = accepted(&events) else {
-                    return Err(Status::internal(
-                        "the table accepted bets without saying which",
-                    ));
-                };
-                requested
-                    .iter()
-                    .map(|&(kind, asked)| {
-                        let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
-                        accepted_bet(kind, asked, add, stakes)
-                    })
-                    .collect()
+                if let Some(why) = wallet_refused(&events) {
+                    // Its debits are being cancelled: the wallet may hold less until they
+                    // are, but nothing was taken, so the answer is the balance the table
+                    // showed before the request.
+                    let position = table
+                        .handle()
+                        .player(&player)
+                        .await
+                        .map_err(|e| table.actor_error(e))?;
+                    if let Some(shown) = position.balance {
+                        told = Some(self.balance(shown, position.in_play(), position.pending));
+                    }
+                    // Its BetRefused events are the player's through the table's stream.
+                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    requested
+                        .iter()
+                        .map(|_| refused_bet(refusal.clone()))
+                        .collect()
+                } else {
+                    let Some(Taken { added, stakes, .. }) = accepted(&events) else {
+                        return Err(Status::internal(
+                            "the table accepted bets without saying which",
+                        ));
+                    };
+                    requested
+                        .iter()
+                        .map(|&(kind, asked)| {
+                            let add = added.iter().find(|(k, _)| *k == kind).map_or(0, |b| b.1);
+                            accepted_bet(kind, asked, add, stakes)
+                        })
+                        .collect()
+                }
             }
             Err(ActorError::Refused(refusal)) => {
                 let decisions = refused_decisions(&requested, &refusal);
@@ -495,6 +562,14 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         let decisions = match table.handle().submit(None, command).await {
             Ok(applied) => {
                 let events = original(applied.events);
+                if let Some(why) = wallet_refused(&events) {
+                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    return Ok(Response::new(pb::PlaceBetsResponse {
+                        round_id: r.round_id,
+                        decisions: vec![refused_bet(refusal)],
+                        balance: Some(self.money(&table, &player).await?),
+                    }));
+                }
                 let Some(Taken {
                     added,
                     raised,
@@ -641,64 +716,63 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         }))
     }
 
-    /// The caller's money over every table hosted here: available, and staked on rounds
-    /// under way (each table's exact stakes of the caller).
+    /// The caller's money: available (the wallet's balance, the same at every table), and
+    /// staked on rounds under way and owed by the tables hosted here.
     async fn get_balance(
         &self,
         request: Request<pb::GetBalanceRequest>,
     ) -> Result<Response<pb::Balance>, Status> {
         let player = caller(&request)?.sub.clone();
-        let (mut available, mut in_play) = (0i64, 0i64);
-        let overflow = || Status::internal("balances over the tables overflow");
+        let available = self.available(&player).await?;
+        let (mut in_play, mut pending) = (0i64, 0i64);
+        let overflow = || Status::internal("stakes over the tables overflow");
         for table in self.tables.all() {
-            // A welcome credit due is the player's already: deposited now (once, as a
-            // first bet would), so the balance a player reads before betting is true.
-            self.welcome(table, &player).await?;
-            let here = self.money(table, &player).await?;
-            available = available
-                .checked_add(here.available_minor)
-                .ok_or_else(overflow)?;
+            let position = table
+                .handle()
+                .player(&player)
+                .await
+                .map_err(|e| table.actor_error(e))?;
             in_play = in_play
-                .checked_add(here.in_play_minor)
+                .checked_add(position.in_play())
                 .ok_or_else(overflow)?;
+            pending = pending.checked_add(position.pending).ok_or_else(overflow)?;
         }
-        Ok(Response::new(self.balance(available, in_play)))
+        Ok(Response::new(self.balance(available, in_play, pending)))
     }
 
-    /// Lowers the caller's own limit on every table hosted here (RULES.md: it applies on
-    /// every table). Raising or removing it is refused with the reason: a player's limit
-    /// only goes down, at most once a week.
+    /// The caller's own limit per bet, kept by the wallet and in force at every table
+    /// (seed 000: "all games"). A lowering takes effect at once; a raise or a removal (0)
+    /// after the wallet's cooling-off, at most once a week: `pending_effective_at` says when.
     async fn set_self_limit(
         &self,
         request: Request<pb::SetSelfLimitRequest>,
     ) -> Result<Response<pb::SetSelfLimitResponse>, Status> {
         let player = caller(&request)?.sub.clone();
         let asked = request.get_ref().max_bet_minor;
-        let mut in_force = None;
-        for table in self.tables.all() {
-            let command = Command::SetSelfLimit {
-                player: player.clone(),
-                max_bet_minor: asked,
-                now_ms: 0,
-            };
-            match table.handle().submit(None, command).await {
-                Ok(_) => {}
-                Err(ActorError::Refused(refusal)) => {
-                    return Err(Status::failed_precondition(refusal.to_string()));
-                }
-                Err(e) => return Err(table.actor_error(e).into()),
+        let max_bet = match asked {
+            0 => None,
+            n if n > 0 => Some(n),
+            n => {
+                return Err(bad(ConversionError::invalid(
+                    "max_bet_minor",
+                    n.to_string(),
+                    "a positive amount in minor units, or 0 to remove the limit",
+                )));
             }
-            let position = table
-                .handle()
-                .player(&player)
-                .await
-                .map_err(|e| table.actor_error(e))?;
-            in_force = in_force.or(position.self_limit);
-        }
+        };
+        let limit = self
+            .wallet()?
+            .set_self_limit(&player, &self.currency, max_bet, wire::unix_ms())
+            .await
+            .map_err(|e| wallet_status(&e))?;
+        let (pending_max, pending_at) = match limit.pending {
+            Some((max, at)) => (max.unwrap_or(0), Some(wire::timestamp(at))),
+            None => (0, None),
+        };
         Ok(Response::new(pb::SetSelfLimitResponse {
-            max_bet_minor: in_force.unwrap_or(0),
-            pending_effective_at: None,
-            pending_max_bet_minor: 0,
+            max_bet_minor: limit.max_bet.unwrap_or(0),
+            pending_effective_at: pending_at,
+            pending_max_bet_minor: pending_max,
         }))
     }
 

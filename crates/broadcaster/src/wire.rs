@@ -9,12 +9,13 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use banco_rules::shoe::{ShoeConfig, ShoeError};
-use banco_rules::{BetKind, Coup, DealError};
+use banco_rules::{BetKind, Coup, DealError, Money};
 use banco_table::actor::RefusalKind;
 use banco_table::book::{PositionRefusal, PositionTotal};
 use banco_table::ledger::LedgerError;
 use banco_table::phase::DealtCard;
-use banco_table::{CardSource, Command, Phase, Refusal, RoundId, TableSnapshot};
+use banco_table::{BetRefusal, CardSource, Command, Phase, Refusal, RoundId, TableSnapshot};
+use banco_wallet::WalletError;
 use banco_wire::convert::{card, card_to_pb, shoe_state_to_pb};
 use banco_wire::{ConversionError, Timestamp, pb};
 
@@ -23,6 +24,13 @@ use crate::video::clip_store::{ClipMissing, MissingReason};
 /// A timestamp of unix milliseconds.
 pub(crate) fn timestamp(ms: u64) -> Timestamp {
     Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// The server's clock now, in unix milliseconds.
+pub(crate) fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Why a round has no clip, as the archive keeps it (the detail cut to what it takes).
@@ -199,13 +207,9 @@ pub(crate) fn refusal_to_pb(refusal: &Refusal) -> pb::Refusal {
             reasons.0.first().map_or(C::NotAllowed, position_code),
             "bets",
         ),
-        Refusal::OverBalance { .. } => (C::InsufficientFunds, "bets"),
         Refusal::NoBets { .. } | Refusal::NoPreviousBets { .. } => (C::NotAllowed, ""),
         Refusal::KeyReused { .. } => (C::IdempotencyConflict, "idempotency_key"),
-        Refusal::SelfLimitNotPositive { .. }
-        | Refusal::SelfLimitNotLower { .. }
-        | Refusal::SelfLimitTooSoon { .. } => (C::SelfLimit, "max_bet_minor"),
-        Refusal::NotPositive { .. } => (C::NotAllowed, ""),
+        Refusal::NotPending { .. } => (C::NotAllowed, "idempotency_key"),
         Refusal::Ledger(LedgerError::Insufficient { .. }) => (C::InsufficientFunds, ""),
         Refusal::Ledger(LedgerError::KeyReused { .. }) => (C::IdempotencyConflict, ""),
         Refusal::Ledger(_) | Refusal::Settle(_) => (C::NotAllowed, ""),
@@ -233,6 +237,60 @@ pub(crate) fn refusal_to_pb(refusal: &Refusal) -> pb::Refusal {
         code: code.into(),
         message: refusal.to_string(),
         field: field.to_owned(),
+    }
+}
+
+/// Why the wallet did not take a bet request, for the player: the code, and a sentence in
+/// money as people read it.
+pub(crate) fn wallet_refusal_to_pb(error: &WalletError, currency: &str) -> pb::Refusal {
+    use pb::RefusalCode as C;
+    let money = |minor: i64| Money::new(minor, currency).to_string();
+    let (code, message) = match error {
+        WalletError::InsufficientFunds { needed, available } => (
+            C::InsufficientFunds,
+            format!(
+                "insufficient funds: the bets need {}, the balance is {}",
+                money(*needed),
+                money(*available)
+            ),
+        ),
+        WalletError::SelfLimit { limit, asked } => (
+            C::SelfLimit,
+            format!(
+                "{} is over your own limit of {} per bet",
+                money(*asked),
+                money(*limit)
+            ),
+        ),
+        WalletError::AccountBlocked => (
+            C::AccountBlocked,
+            "your account is blocked: the casino's cashier can tell you why".to_owned(),
+        ),
+        WalletError::Unavailable(why) => (
+            C::Unavailable,
+            format!("the wallet did not answer ({why}); nothing was taken: bet again"),
+        ),
+        other => (
+            C::NotAllowed,
+            format!("the wallet refused the bets: {other}"),
+        ),
+    };
+    pb::Refusal {
+        code: code.into(),
+        message,
+        field: "bets".to_owned(),
+    }
+}
+
+/// A bet request the table took to the wallet and then refused.
+pub(crate) fn bet_refusal_to_pb(why: &BetRefusal, currency: &str) -> pb::Refusal {
+    match why {
+        BetRefusal::Wallet { error } => wallet_refusal_to_pb(error, currency),
+        BetRefusal::BettingClosed { .. } => pb::Refusal {
+            code: pb::RefusalCode::BettingClosed.into(),
+            message: why.to_string(),
+            field: String::new(),
+        },
     }
 }
 

@@ -52,8 +52,10 @@ async fn read_until(
     }
 }
 
+/// The settlement's credit, acknowledged by the wallet (nothing left pending).
 fn is_settled_balance(e: &pb::TableEvent) -> bool {
-    matches!(&e.event, Some(E::BalanceChanged(b)) if b.reason == "settlement")
+    matches!(&e.event, Some(E::BalanceChanged(b))
+        if b.reason == "settlement" && b.balance.as_ref().is_some_and(|b| b.pending_minor == 0))
 }
 
 fn is_public(e: &pb::TableEvent) -> bool {

@@ -20,7 +20,7 @@ use banco_auth::ClientTls;
 use banco_auth::keys::load_signing_key;
 use banco_broadcaster::{
     ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, Origin, OutboxFile,
-    Rate, RequestLimits, ServeOptions, VideoMetricFamilies, serve,
+    Rate, RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -121,8 +121,11 @@ pub(crate) struct BroadcasterArgs {
     /// The paytable: standard, no-commission, …
     #[arg(long, default_value = "standard")]
     paytable: String,
-    /// Minor units credited (once, journaled) to a player's first bet at the table, for
-    /// demos and tests; 0: none (real deployments credit players through a cashier).
+    #[command(flatten)]
+    wallet: crate::table_wallet::WalletArgs,
+    /// Minor units the cashier deposits (once per player, under one key) into a player's
+    /// wallet when they first come, for demos and tests; 0: none (real deployments credit
+    /// players through the cashier, `banco cashier deposit`).
     #[arg(long, default_value_t = 0)]
     welcome_credit: i64,
     /// ISO 4217 code of the table's minor units.
@@ -298,6 +301,15 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 None
             }
         };
+        let table_wallet = args.wallet.open(&args.data_dir).await?;
+        if args.welcome_credit > 0 && table_wallet.cashier.is_none() {
+            bail!(
+                "--welcome-credit: banco deposits nothing into a casino's wallet (--wallet {});                  credit players there",
+                args.wallet.wallet
+            );
+        }
+        tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
+        let wallet = Arc::clone(&table_wallet.wallet);
         let mut hosted = Vec::new();
         let mut tasks = Vec::new();
         for config in configs {
@@ -315,6 +327,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+            actor_config.wallet = Arc::clone(&wallet);
             actor_config.signer.clone_from(&signer);
             actor_config.metrics = table_metrics.for_table(&config.table_id);
             // Journaled with the table's config: a restart with other settings is refused.
@@ -334,7 +347,14 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             tasks.push(task);
         }
         let mut options = ServeOptions::new(Arc::new(verifier), hosted);
-        options.welcome_credit = args.welcome_credit;
+        options.welcome = table_wallet
+            .cashier
+            .clone()
+            .filter(|_| args.welcome_credit > 0)
+            .map(|cashier| WelcomeCredit {
+                amount: args.welcome_credit,
+                cashier,
+            });
         options.currency.clone_from(&args.currency);
         options.tls = tls;
         options.clips = clips;

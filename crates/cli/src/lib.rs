@@ -33,6 +33,7 @@ mod stop_signal;
 mod stop_with_parent;
 mod stream;
 mod stream_metrics;
+mod table_wallet;
 mod times;
 mod token;
 mod validator;

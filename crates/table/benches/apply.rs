@@ -40,13 +40,14 @@ fn open_table() -> Table {
     let mut table = Table::new(config).expect("config");
     for i in 0..PLAYERS {
         table
-            .apply(&Command::Deposit {
+            .apply(&Command::WalletChanged {
                 player: player(i),
-                amount: 1_000_000_000,
-                key: format!("dep-{i}"),
+                balance: 1_000_000_000,
+                delta: 1_000_000_000,
+                reason: "deposit".into(),
                 now_ms: 0,
             })
-            .expect("deposit");
+            .expect("funding");
     }
     let shoe = ShoeConfig {
         decks: 8,
@@ -108,8 +109,9 @@ fn apply_place_bets(c: &mut Criterion) {
             || table.clone(),
             |mut t| {
                 for cmd in &commands {
-                    let events = t.apply(cmd).expect("bets accepted");
-                    assert!(matches!(events.first(), Some(Event::BetsAccepted { .. })));
+                    // The request, then the wallet's answer to its debits.
+                    let events = t.apply_with_instant_wallet(cmd).expect("bets accepted");
+                    assert!(matches!(events.get(1), Some(Event::BetsAccepted { .. })));
                 }
                 assert_eq!(t.snapshot().bet_totals, expected, "bet totals");
                 assert_eq!(t.ledger().in_play(), expected_in_play, "bets in play");

@@ -6,9 +6,31 @@
 
 use banco_rules::shoe::ShoeConfig;
 use banco_rules::{BetKind, Card};
+use banco_wallet::WalletError;
 use serde::{Deserialize, Serialize};
 
 use crate::round_id::RoundId;
+
+/// What the wallet did with every debit of one bet request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum DebitOutcome {
+    /// Every debit was taken; the player's available balance after them.
+    Taken { balance: i64 },
+    /// Not every debit was taken (a refusal, or no answer in time): the request is refused
+    /// and every one of its debits cancelled.
+    Refused { error: WalletError },
+}
+
+/// The wallet's acknowledgement of one owed movement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletAck {
+    /// [`crate::wallet_book::Owed::number`].
+    pub number: u64,
+    /// The player's available balance after it, when the wallet said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance: Option<i64>,
+}
 
 /// Where a card came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,24 +129,25 @@ pub enum Command {
         key: String,
         now_ms: u64,
     },
-    /// The player's own maximum bet per position: lower only, once a week.
-    SetSelfLimit {
+    /// The wallet's answer to the debits of a bet request ([`crate::Event::BetsPending`]),
+    /// sent by the actor and journaled like any command, so that a replay decides the
+    /// request as it was decided.
+    WalletDebited {
         player: String,
-        max_bet_minor: i64,
+        key: String,
+        outcome: DebitOutcome,
         now_ms: u64,
     },
-    /// The operator (later a cashier service) credits a player.
-    Deposit {
+    /// The wallet acknowledged owed movements ([`crate::WalletBook::owed`]).
+    WalletAcked { acks: Vec<WalletAck>, now_ms: u64 },
+    /// A player's balance changed outside this table (the cashier, another table), told
+    /// by the wallet: the player's subscriptions here show it.
+    WalletChanged {
         player: String,
-        amount: i64,
-        key: String,
-        now_ms: u64,
-    },
-    /// A player's money leaves the table.
-    Withdraw {
-        player: String,
-        amount: i64,
-        key: String,
+        balance: i64,
+        delta: i64,
+        /// `deposit`, `withdrawal`, or what the other table did.
+        reason: String,
         now_ms: u64,
     },
     /// A player sits down: `seat` is 1-based; 0 takes the lowest free seat.
@@ -176,9 +199,9 @@ macro_rules! now_ms_of {
             | Command::PlaceBets { now_ms, .. }
             | Command::ClearBets { now_ms, .. }
             | Command::Rebet { now_ms, .. }
-            | Command::SetSelfLimit { now_ms, .. }
-            | Command::Deposit { now_ms, .. }
-            | Command::Withdraw { now_ms, .. }
+            | Command::WalletDebited { now_ms, .. }
+            | Command::WalletAcked { now_ms, .. }
+            | Command::WalletChanged { now_ms, .. }
             | Command::TakeSeat { now_ms, .. }
             | Command::LeaveSeat { now_ms, .. }
             | Command::PassHand { now_ms, .. }

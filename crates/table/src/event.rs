@@ -15,6 +15,7 @@ use crate::command::CardSource;
 use crate::ledger::Entry;
 use crate::phase::{Correction, DealtCard, VoidRecord};
 use crate::round_id::RoundId;
+use crate::wallet_book::{Owed, PendingRequest};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -93,6 +94,33 @@ pub enum Event {
         /// The player's stakes in the round after this request.
         stakes: Stakes,
     },
+    /// A bet request passed the table's checks; its debits are out at the wallet, and it
+    /// is accepted ([`Event::BetsAccepted`]) or refused ([`Event::BetsRefused`]) once the
+    /// wallet has answered. Private to the player; the actor sends the debits once this is
+    /// journaled.
+    BetsPending {
+        request: PendingRequest,
+    },
+    /// A bet request that passed the table's checks was not taken after all: the wallet
+    /// refused a debit or did not answer, or betting closed first. Every debit of it is
+    /// cancelled ([`Event::WalletOwed`]).
+    BetsRefused {
+        player: String,
+        round_id: RoundId,
+        key: String,
+        /// The bets the request asked for, after raises.
+        bets: Vec<(BetKind, i64)>,
+        why: BetRefusal,
+    },
+    /// Movements the table now owes the wallet (credits of a settlement, refunds, cancels),
+    /// sent by the actor in this order until acknowledged.
+    WalletOwed {
+        owed: Vec<Owed>,
+    },
+    /// The wallet acknowledged these owed movements ([`crate::wallet_book::Owed::number`]).
+    WalletAcked {
+        numbers: Vec<u64>,
+    },
     BetsCleared {
         player: String,
         round_id: RoundId,
@@ -126,6 +154,9 @@ pub enum Event {
         delta: i64,
         /// The player's stakes on the round under way, after the change.
         in_play: i64,
+        /// What the table owes the player and the wallet has not taken yet (a payout while
+        /// the wallet is down): not in `balance` until it is.
+        pending: i64,
         reason: BalanceReason,
     },
     /// A player sat down (public: everyone sees who sits where).
@@ -157,21 +188,6 @@ pub enum Event {
         reason: String,
         by: String,
     },
-    SelfLimitSet {
-        player: String,
-        max_bet_minor: i64,
-        at: u64,
-    },
-    Deposited {
-        player: String,
-        amount: i64,
-        key: String,
-    },
-    Withdrawn {
-        player: String,
-        amount: i64,
-        key: String,
-    },
     /// A retried request (same idempotency key): this is its original result; nothing
     /// changed. The actor answers the caller with it and publishes nothing.
     Replayed {
@@ -190,9 +206,10 @@ impl Event {
             Event::BetsAccepted { player, .. }
             | Event::BetsCleared { player, .. }
             | Event::BalanceChanged { player, .. }
-            | Event::SelfLimitSet { player, .. }
-            | Event::Deposited { player, .. }
-            | Event::Withdrawn { player, .. }
+            | Event::BetsPending {
+                request: PendingRequest { player, .. },
+            }
+            | Event::BetsRefused { player, .. }
             | Event::PlayerMuted { player, .. }
             | Event::Replayed { player, .. } => Some(player),
             _ => None,
@@ -208,12 +225,24 @@ pub enum BalanceReason {
     Bet,
     /// Stakes taken back (ClearBets).
     Clear,
-    /// The round was settled: the net credit (0 when every bet lost).
+    /// A bet's settlement was credited (stake back and winnings; nothing for a lost bet).
     Settlement,
-    /// The round was voided: every stake refunded.
+    /// A stake of a voided round was refunded.
     VoidRefund,
-    Deposit,
-    Withdrawal,
+    /// A debit of a refused bet request was cancelled.
+    Cancelled,
+    /// The cashier or another table (told by the wallet).
+    Elsewhere,
+}
+
+/// Why a bet request that passed the table's own checks was refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum BetRefusal {
+    #[error("the wallet did not take the bets: {error}")]
+    Wallet { error: banco_wallet::WalletError },
+    #[error("betting on {round_id} closed before the wallet answered; nothing was taken")]
+    BettingClosed { round_id: RoundId },
 }
 
 /// Everything the archive keeps of one round.

@@ -1,27 +1,33 @@
-//! The table's ledger: every movement of money as a transfer between two accounts, in
-//! integer minor units, each with an idempotency key.
+//! The table's ledger: every movement of money at the table as a transfer between two
+//! accounts, in integer minor units, each with an idempotency key: the table's own books of
+//! the bets in play and the house, reconciled against the players' wallet.
 //!
-//! Accounts: one per player (keyed by player id), the house, and "bets in play", which
-//! holds the stakes of the open round. Money enters only by a deposit and leaves only by a
-//! withdrawal, so at every instant
+//! Accounts: one per player (keyed by player id) standing for the player's side, the
+//! wallet (what the table took from it and gave back, so negative when the player is down at
+//! this table), the house, and "bets in play", which holds the stakes of the open round.
+//! Money comes to the table only as a stake the wallet debited and leaves only as a credit
+//! to the wallet, so at every instant
 //!
 //! ```text
-//! sum(players) + house + in_play == deposits − withdrawals
+//! sum(players) + house + in_play == 0
 //! ```
 //!
-//! and no player balance is ever negative ([`Ledger::check`]). The house may go negative
-//! (it pays winnings before it has collected anything).
+//! and bets in play are never negative ([`Ledger::check`]). The house may go negative (it
+//! pays winnings before it has collected anything). The player's balance itself is the
+//! wallet's, never the table's.
 //!
 //! # Keys and their lifetime
-//! Deposits and withdrawals carry the caller's key and are remembered for the life of the
-//! table (a cashier may retry days later). Round entries (stake, refund, payout, loss) get
-//! keys derived from the round id, and are remembered until the next round opens, when
-//! [`Ledger::start_round`] hands them over to the round record.
+//! Round entries (stake, refund, payout, loss) get keys derived from the round id, and are
+//! remembered until the next round opens, when [`Ledger::start_round`] hands them over to
+//! the round record. An entry that moves money to or from a player's wallet carries the
+//! wallet transaction (`tx`) that moved it, which `banco audit reconcile` matches.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use banco_wallet::TxId;
 
 use crate::round_id::RoundId;
 
@@ -29,6 +35,7 @@ use crate::round_id::RoundId;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Account {
+    /// The player's side: their wallet account, as this table sees it.
     Player(String),
     House,
     /// Stakes of the open round, between acceptance and settlement or refund.
@@ -49,10 +56,6 @@ impl fmt::Display for Account {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
-    /// From outside to a player.
-    Deposit,
-    /// From a player to outside.
-    Withdrawal,
     /// A player's stake into bets in play, on acceptance.
     Stake,
     /// A stake back from bets in play to its player (cleared bets, void round).
@@ -63,16 +66,19 @@ pub enum EntryKind {
     Loss,
 }
 
-/// One transfer. `from`/`to` `None` is outside the table (the cashier).
+/// One transfer between two accounts of the table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub key: String,
     pub kind: EntryKind,
-    pub from: Option<Account>,
-    pub to: Option<Account>,
+    pub from: Account,
+    pub to: Account,
     pub amount: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_id: Option<RoundId>,
+    /// The wallet transaction that moved the money to or from the player's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx: Option<TxId>,
 }
 
 /// Whether a posting moved money or was a retry of one already posted.
@@ -108,10 +114,6 @@ pub struct Ledger {
     players: BTreeMap<String, i64>,
     house: i64,
     in_play: i64,
-    deposits: i64,
-    withdrawals: i64,
-    /// Deposits and withdrawals by key, kept for the life of the table.
-    external: BTreeMap<String, Entry>,
     /// Entries of the current round, in order; their keys are unique among them.
     round: Vec<Entry>,
     /// Position in `round` of each key, so that a posting finds an earlier use of its key
@@ -119,19 +121,14 @@ pub struct Ledger {
     round_keys: BTreeMap<String, usize>,
 }
 
-impl Entry {
-    /// A deposit or a withdrawal: money crossing the table's edge.
-    fn is_external(&self) -> bool {
-        self.from.is_none() || self.to.is_none()
-    }
-}
-
 impl Ledger {
-    pub fn balance(&self, player: &str) -> i64 {
+    /// What the table took from the player's wallet and gave back, net (negative: the
+    /// player is down at this table).
+    pub fn net(&self, player: &str) -> i64 {
         self.players.get(player).copied().unwrap_or(0)
     }
 
-    pub fn balances(&self) -> &BTreeMap<String, i64> {
+    pub fn nets(&self) -> &BTreeMap<String, i64> {
         &self.players
     }
 
@@ -141,14 +138,6 @@ impl Ledger {
 
     pub const fn in_play(&self) -> i64 {
         self.in_play
-    }
-
-    pub const fn deposits(&self) -> i64 {
-        self.deposits
-    }
-
-    pub const fn withdrawals(&self) -> i64 {
-        self.withdrawals
     }
 
     /// Entries posted since the current round opened.
@@ -162,19 +151,10 @@ impl Ledger {
         std::mem::take(&mut self.round)
     }
 
-    /// The entry posted earlier under `entry`'s key, if any.
-    fn earlier(&self, entry: &Entry) -> Option<&Entry> {
-        if entry.is_external() {
-            self.external.get(&entry.key)
-        } else {
-            self.round_keys.get(&entry.key).map(|&i| &self.round[i])
-        }
-    }
-
     /// Posts `entry`, or recognises a retry of it (the same entry under the same key).
     pub fn post(&mut self, entry: Entry) -> Result<Posted, LedgerError> {
-        if let Some(earlier) = self.earlier(&entry) {
-            return if *earlier == entry {
+        if let Some(&i) = self.round_keys.get(&entry.key) {
+            return if self.round[i] == entry {
                 Ok(Posted::Duplicate)
             } else {
                 Err(LedgerError::KeyReused { key: entry.key })
@@ -193,23 +173,10 @@ impl Ledger {
         // Checked above: nothing below can fail or overflow.
         for entry in entries {
             let amount = entry.amount;
-            match (&entry.from, &entry.to) {
-                (None, _) => self.deposits += amount,
-                (_, None) => self.withdrawals += amount,
-                _ => {}
-            }
-            if let Some(from) = &entry.from {
-                *self.get_mut(from) -= amount;
-            }
-            if let Some(to) = &entry.to {
-                *self.get_mut(to) += amount;
-            }
-            if entry.is_external() {
-                self.external.insert(entry.key.clone(), entry);
-            } else {
-                self.round_keys.insert(entry.key.clone(), self.round.len());
-                self.round.push(entry);
-            }
+            *self.get_mut(&entry.from) -= amount;
+            *self.get_mut(&entry.to) += amount;
+            self.round_keys.insert(entry.key.clone(), self.round.len());
+            self.round.push(entry);
         }
         Ok(())
     }
@@ -217,8 +184,7 @@ impl Ledger {
     /// Runs [`Ledger::post_all`]'s checks on a shadow of the accounts the batch touches.
     fn check_batch(&self, entries: &[Entry]) -> Result<(), LedgerError> {
         let mut shadow: BTreeMap<&Account, i64> = BTreeMap::new();
-        let mut keys: BTreeSet<(bool, &str)> = BTreeSet::new();
-        let (mut deposits, mut withdrawals) = (self.deposits, self.withdrawals);
+        let mut keys: BTreeSet<&str> = BTreeSet::new();
         for entry in entries {
             let amount = entry.amount;
             if amount <= 0 {
@@ -227,7 +193,7 @@ impl Ledger {
                     amount,
                 });
             }
-            if self.earlier(entry).is_some() || !keys.insert((entry.is_external(), &entry.key)) {
+            if self.round_keys.contains_key(&entry.key) || !keys.insert(&entry.key) {
                 return Err(LedgerError::KeyReused {
                     key: entry.key.clone(),
                 });
@@ -235,38 +201,30 @@ impl Ledger {
             let overflow = |account: &Account| LedgerError::Overflow {
                 account: account.clone(),
             };
-            if let Some(from) = &entry.from {
-                let balance = shadow.get(from).copied().unwrap_or_else(|| self.get(from));
-                if matches!(from, Account::Player(_) | Account::InPlay) && balance < amount {
-                    return Err(LedgerError::Insufficient {
-                        account: from.clone(),
-                        balance,
-                        amount,
-                    });
-                }
-                let after = balance.checked_sub(amount).ok_or_else(|| overflow(from))?;
-                shadow.insert(from, after);
+            let from = &entry.from;
+            let balance = shadow.get(from).copied().unwrap_or_else(|| self.get(from));
+            // Only the stakes in play are money the table holds: the house may owe, and a
+            // player's side is what the wallet gave, whatever the wallet holds.
+            if matches!(from, Account::InPlay) && balance < amount {
+                return Err(LedgerError::Insufficient {
+                    account: from.clone(),
+                    balance,
+                    amount,
+                });
             }
-            if let Some(to) = &entry.to {
-                let balance = shadow.get(to).copied().unwrap_or_else(|| self.get(to));
-                let after = balance.checked_add(amount).ok_or_else(|| overflow(to))?;
-                shadow.insert(to, after);
-            }
-            let external = match (&entry.from, &entry.to) {
-                (None, _) => &mut deposits,
-                (_, None) => &mut withdrawals,
-                _ => continue,
-            };
-            *external = external
-                .checked_add(amount)
-                .ok_or_else(|| overflow(&Account::House))?;
+            let after = balance.checked_sub(amount).ok_or_else(|| overflow(from))?;
+            shadow.insert(from, after);
+            let to = &entry.to;
+            let balance = shadow.get(to).copied().unwrap_or_else(|| self.get(to));
+            let after = balance.checked_add(amount).ok_or_else(|| overflow(to))?;
+            shadow.insert(to, after);
         }
         Ok(())
     }
 
     fn get(&self, account: &Account) -> i64 {
         match account {
-            Account::Player(p) => self.balance(p),
+            Account::Player(p) => self.net(p),
             Account::House => self.house,
             Account::InPlay => self.in_play,
         }
@@ -280,20 +238,16 @@ impl Ledger {
         }
     }
 
-    /// The ledger's own invariants: the accounts sum to deposits − withdrawals, and no
-    /// player or in-play balance is negative.
+    /// The ledger's own invariants: the accounts sum to zero (every cent the table holds or
+    /// paid came from a player's wallet), and bets in play are not negative.
     pub fn check(&self) -> Result<(), LedgerError> {
         let players: i128 = self.players.values().map(|&b| i128::from(b)).sum();
         let total = players + i128::from(self.house) + i128::from(self.in_play);
-        let external = i128::from(self.deposits) - i128::from(self.withdrawals);
-        if total != external {
+        if total != 0 {
             return Err(LedgerError::Unbalanced(format!(
-                "players {players} + house {} + in play {} = {total}, deposits − withdrawals = {external}",
+                "players {players} + house {} + in play {} = {total}, not 0",
                 self.house, self.in_play
             )));
-        }
-        if let Some((p, b)) = self.players.iter().find(|(_, b)| **b < 0) {
-            return Err(LedgerError::Unbalanced(format!("player {p} has {b}")));
         }
         if self.in_play < 0 {
             return Err(LedgerError::Unbalanced(format!(

@@ -7,6 +7,7 @@ pub mod command;
 pub mod currency;
 pub mod event;
 pub mod history;
+pub mod instant_wallet;
 pub mod journal;
 pub mod ledger;
 pub mod metrics;
@@ -16,6 +17,7 @@ pub mod refusal;
 pub mod round_id;
 pub mod spec;
 pub mod table;
+pub mod wallet_book;
 
 pub use actor::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
@@ -24,10 +26,11 @@ pub use actor::{
     spawn,
 };
 pub use chat::ChatTextProblem;
-pub use command::{CardSource, Command};
+pub use command::{CardSource, Command, DebitOutcome, WalletAck};
 pub use currency::{BadCurrency, Currency, Utc};
 pub use event::{
-    BalanceReason, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening, TableSnapshot,
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening,
+    TableSnapshot,
 };
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;
@@ -36,3 +39,4 @@ pub use refusal::Refusal;
 pub use round_id::RoundId;
 pub use spec::{TableSpec, TableSpecError, parse_blocked_words, parse_table_spec};
 pub use table::Table;
+pub use wallet_book::{Owed, OwedOp, PendingRequest, WalletBook};

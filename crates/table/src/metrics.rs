@@ -45,6 +45,8 @@ pub struct TableMetricFamilies {
     journal_group: Histograms,
     outbox_depth: Family<Table, Gauge>,
     outbox_failures: Family<Table, Counter>,
+    wallet_owed: Family<Table, Gauge>,
+    wallet_failures: Family<Table, Counter>,
 }
 
 impl Default for TableMetricFamilies {
@@ -61,6 +63,8 @@ impl Default for TableMetricFamilies {
             journal_group: Family::new_with_constructor(group_sizes),
             outbox_depth: Family::default(),
             outbox_failures: Family::default(),
+            wallet_owed: Family::default(),
+            wallet_failures: Family::default(),
         }
     }
 }
@@ -124,6 +128,16 @@ impl TableMetricFamilies {
             "Deliveries to the archive that failed (each is retried)",
             f.outbox_failures.clone(),
         );
+        registry.register(
+            "banco_wallet_owed",
+            "Credits and cancels the table owes the wallet and has not had acknowledged",
+            f.wallet_owed.clone(),
+        );
+        registry.register(
+            "banco_wallet_delivery_failures",
+            "Calls to the wallet for owed movements that failed (each is retried)",
+            f.wallet_failures.clone(),
+        );
         f
     }
 
@@ -154,6 +168,8 @@ impl TableMetricFamilies {
             },
             outbox_depth: self.outbox_depth.get_or_create_owned(&table()),
             outbox_failures: self.outbox_failures.get_or_create_owned(&table()),
+            wallet_owed: self.wallet_owed.get_or_create_owned(&table()),
+            wallet_failures: self.wallet_failures.get_or_create_owned(&table()),
         }))
     }
 }
@@ -184,6 +200,8 @@ struct Handles {
     journal: JournalMetrics,
     outbox_depth: Gauge,
     outbox_failures: Counter,
+    wallet_owed: Gauge,
+    wallet_failures: Counter,
 }
 
 /// The journal committer's handles.
@@ -226,6 +244,42 @@ impl TableMetrics {
 
     pub(crate) fn bet_refused(&self, refusal: &Refusal) {
         self.refused_by(&self.0.bets_refused, refusal);
+    }
+
+    /// A bet request the table took to the wallet and then refused: by the wallet's
+    /// reason (`insufficient_funds`, `self_limit`, `unavailable`, …) or `betting_closed`.
+    pub(crate) fn bet_refused_by_wallet(&self, why: &crate::event::BetRefusal) {
+        use banco_wallet::WalletError as W;
+        let reason = match why {
+            crate::event::BetRefusal::BettingClosed { .. } => "betting_closed",
+            crate::event::BetRefusal::Wallet { error } => match error {
+                W::InsufficientFunds { .. } => "insufficient_funds",
+                W::SelfLimit { .. } => "self_limit",
+                W::AccountBlocked => "account_blocked",
+                W::InvalidSession(_) => "invalid_session",
+                W::Unavailable(_) => "wallet_unavailable",
+                W::Conflict { .. } => "wallet_conflict",
+                W::Cancelled { .. } => "cancelled",
+                W::AlreadySettled { .. } | W::DebitDoesNotExist { .. } | W::Invalid(_) => {
+                    "wallet_refused"
+                }
+            },
+        };
+        let labels = [
+            ("table", self.0.table_id.clone()),
+            ("reason", reason.to_owned()),
+        ];
+        self.0.bets_refused.get_or_create(&labels).inc();
+    }
+
+    pub(crate) fn wallet_owed(&self, movements: usize) {
+        self.0
+            .wallet_owed
+            .set(i64::try_from(movements).unwrap_or(i64::MAX));
+    }
+
+    pub(crate) fn wallet_failed(&self) {
+        self.0.wallet_failures.inc();
     }
 
     pub(crate) fn card_refused(&self, refusal: &Refusal) {
@@ -294,13 +348,8 @@ mod tests {
 
     #[test]
     fn refusal_labels_are_the_variant_in_snake_case() {
-        let over = Refusal::OverBalance {
-            player: "p".into(),
-            needed: 5,
-            balance: 1,
-            currency: crate::Currency::EUR,
-        };
-        assert_eq!(reason_label(&over), "over_balance");
+        let none = Refusal::NoBets { player: "p".into() };
+        assert_eq!(reason_label(&none), "no_bets");
         assert_eq!(reason_label(&Refusal::NothingToUndo), "nothing_to_undo");
         let closed = Refusal::BettingNotOpen { phase: Phase::Idle };
         assert_eq!(reason_label(&closed), "betting_not_open");

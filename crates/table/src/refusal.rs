@@ -7,7 +7,7 @@ use banco_rules::{Card, DealError, SettleError};
 use crate::actor::RefusalKind;
 use crate::book::PositionRefusals;
 use crate::chat::ChatTextProblem;
-use crate::currency::{Currency, Utc};
+use crate::currency::Utc;
 use crate::ledger::LedgerError;
 use crate::phase::Phase;
 use crate::policy::Pacing;
@@ -67,53 +67,14 @@ pub enum Refusal {
         player: String,
         reasons: PositionRefusals,
     },
-    #[error(
-        "bets of {player} refused: {} needed, the balance is {}",
-        currency.amount(*needed),
-        currency.amount(*balance)
-    )]
-    OverBalance {
-        player: String,
-        needed: i64,
-        balance: i64,
-        currency: Currency,
-    },
+    #[error("no bet request of {player} under key `{key}` is waiting for the wallet")]
+    NotPending { player: String, key: String },
     #[error("{player} has no bets in this round")]
     NoBets { player: String },
     #[error("{player} has no previous bets to repeat")]
     NoPreviousBets { player: String },
     #[error("key `{key}` of {player} was already used for a different request")]
     KeyReused { player: String, key: String },
-    #[error("self-limit {}: must be a positive amount", currency.amount(*asked))]
-    SelfLimitNotPositive { asked: i64, currency: Currency },
-    #[error(
-        "self-limit {}: a self-limit may only be lowered, and it is {}",
-        currency.amount(*asked),
-        currency.amount(*current)
-    )]
-    SelfLimitNotLower {
-        asked: i64,
-        current: i64,
-        currency: Currency,
-    },
-    #[error(
-        "self-limit {}: it may change once a week; last set at {}, next change from {}",
-        currency.amount(*asked),
-        Utc(*set_at),
-        Utc(*next_at)
-    )]
-    SelfLimitTooSoon {
-        asked: i64,
-        set_at: u64,
-        next_at: u64,
-        currency: Currency,
-    },
-    #[error("{what}: {} is not a positive amount", currency.amount(*amount))]
-    NotPositive {
-        what: &'static str,
-        amount: i64,
-        currency: Currency,
-    },
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error("settlement refused: {0}")]

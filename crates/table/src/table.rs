@@ -28,21 +28,21 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use banco_rules::shoe::{Shoe, ShoeConfig, ShoeState};
 use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle};
+use banco_wallet::{CreditKind, TxId};
 
 use crate::book::{self, Book, PlayerContext, Stakes};
-use crate::command::{CardSource, Command};
+use crate::command::{CardSource, Command, DebitOutcome, WalletAck};
 use crate::event::{
-    BalanceReason, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening, TableSnapshot,
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening,
+    TableSnapshot,
 };
 use crate::history::{History, HistoryEntry};
-use crate::ledger::{Account, Entry, EntryKind, Ledger, Posted};
+use crate::ledger::{Account, Entry, EntryKind, Ledger};
 use crate::phase::{Correction, DealtCard, Phase, VoidRecord};
 use crate::policy::{ConfigError, Pacing, TableConfig};
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-
-/// A self-limit may change at most once in this many milliseconds (seed 000: a week).
-pub const SELF_LIMIT_PERIOD_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+use crate::wallet_book::{self, Owed, OwedOp, PendingRequest, WalletBook};
 
 /// How many answered requests (PlaceBets, ClearBets, Rebet) are remembered per player for
 /// idempotency. A retry is recognised as long as the player has made fewer than this many
@@ -77,6 +77,13 @@ struct Round {
     passed: BTreeSet<String>,
     /// Who opened betting (the croupier at the table, or `auto`).
     opened_by: String,
+    /// Bet requests each player has had decided on this round, numbering their debits.
+    requests: BTreeMap<String, u32>,
+    /// Clears each player made on this round, numbering their refunds.
+    clears: BTreeMap<String, u32>,
+    /// The debits taken for each accepted stake, by player and position: what the
+    /// position's settlement or refund credit settles.
+    debits: BTreeMap<(String, BetKind), Vec<TxId>>,
     /// The cut card came out during this hand.
     cut_card: bool,
     /// Set on the shoe's first round.
@@ -104,8 +111,6 @@ struct Answered {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct PlayerState {
-    /// (limit, set at).
-    self_limit: Option<(i64, u64)>,
     /// Stakes of the player's last settled round with bets (for Rebet).
     last_bets: Stakes,
     /// Player, Banker.
@@ -146,6 +151,8 @@ pub struct Table {
     /// Rounds settled so far (void ones not counted): numbers the progression streaks.
     settled_rounds: u64,
     ledger: Ledger,
+    /// What the table asked of the players' wallet and has not heard back.
+    wallet: WalletBook,
     players: BTreeMap<String, PlayerState>,
     /// The results of the shoe in play (or of the last one, until a new shoe opens):
     /// settled rounds only, a voided round has no result.
@@ -179,6 +186,7 @@ impl Table {
             round: None,
             settled_rounds: 0,
             ledger: Ledger::default(),
+            wallet: WalletBook::default(),
             players: BTreeMap::new(),
             scoreboard: Scoreboard::new(),
         })
@@ -274,23 +282,36 @@ impl Table {
                 };
                 self.bet_request(player, key, fingerprint, *now_ms, request)
             }
-            Command::SetSelfLimit {
+            Command::WalletDebited {
                 player,
-                max_bet_minor,
+                key,
+                outcome,
                 now_ms,
-            } => self.set_self_limit(player, *max_bet_minor, *now_ms),
-            Command::Deposit {
+            } => self.wallet_debited(player, key, outcome, *now_ms),
+            Command::WalletAcked { acks, now_ms: _ } => Ok(self.wallet_acked(acks)),
+            Command::WalletChanged {
                 player,
-                amount,
-                key,
-                ..
-            } => self.transfer_external(player, *amount, key, EntryKind::Deposit),
-            Command::Withdraw {
-                player,
-                amount,
-                key,
-                ..
-            } => self.transfer_external(player, *amount, key, EntryKind::Withdrawal),
+                balance,
+                delta,
+                reason: _,
+                now_ms: _,
+            } => {
+                required("player", player)?;
+                // The change of what this table last showed: the wallet's own delta holds
+                // only if the table had heard of every change before it (a retried or
+                // reordered notice, a change missed while away).
+                let delta = self
+                    .wallet
+                    .balance(player)
+                    .map_or(*delta, |before| balance - before);
+                self.wallet.set_balance(player, *balance);
+                Ok(vec![self.balance_event(
+                    player,
+                    *balance,
+                    delta,
+                    BalanceReason::Elsewhere,
+                )])
+            }
             Command::TakeSeat {
                 player,
                 seat,
@@ -329,8 +350,15 @@ impl Table {
         self.round.as_ref().map(|r| &r.id)
     }
 
-    pub fn balance(&self, player: &str) -> i64 {
-        self.ledger.balance(player)
+    /// The player's available balance as the wallet last told this table, if it has.
+    pub fn balance(&self, player: &str) -> Option<i64> {
+        self.wallet.balance(player)
+    }
+
+    /// What the table asked of the wallet and has not heard back: pending bet requests and
+    /// owed credits and cancels (the actor sends them; `banco audit reconcile` shows them).
+    pub const fn wallet(&self) -> &WalletBook {
+        &self.wallet
     }
 
     pub const fn ledger(&self) -> &Ledger {
@@ -356,16 +384,6 @@ impl Table {
     /// The results of the shoe in play (or of the last one, until a new shoe opens).
     pub const fn scoreboard(&self) -> &Scoreboard {
         &self.scoreboard
-    }
-
-    /// The player's self-limit, if set.
-    pub fn self_limit(&self, player: &str) -> Option<i64> {
-        self.self_limit_set(player).map(|(l, _)| l)
-    }
-
-    /// The player's self-limit and when it was set, if set.
-    pub fn self_limit_set(&self, player: &str) -> Option<(i64, u64)> {
-        self.players.get(player).and_then(|p| p.self_limit)
     }
 
     /// The player's rounds with a stake (the last [`crate::HISTORY_PER_PLAYER`] finished
@@ -660,6 +678,9 @@ impl Table {
             corrections: Vec::new(),
             book: Book::default(),
             passed: BTreeSet::new(),
+            requests: BTreeMap::new(),
+            clears: BTreeMap::new(),
+            debits: BTreeMap::new(),
             opened_by: by.to_owned(),
             cut_card: false,
             shoe_opening: (run.hands == 1).then(|| run.opening.clone()),
@@ -856,6 +877,7 @@ impl Table {
         let settled = self.settle_round(round)?;
         let winner = round.coup.result().map(|r| r.winner());
         let (entries, house_net) = settlement_entries(&round.id, &settled);
+        let credits = self.settlement_credits(round, &settled);
         let shoe = self.finished_hand()?;
         self.ledger.post_all(entries)?;
         // Nothing below can fail.
@@ -883,16 +905,16 @@ impl Table {
                 }
             }
         }
-        let mut events = vec![Event::Settled {
-            round_id: round.id.clone(),
-            players: settled.clone(),
-            house_net,
-            at: now,
-        }];
-        events.extend(settled.iter().map(|(player, list)| {
-            let credit = list.iter().map(|s| s.returned).sum();
-            self.balance_event(player, credit, 0, BalanceReason::Settlement)
-        }));
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let mut events = vec![
+            Event::Settled {
+                round_id: round.id.clone(),
+                players: settled.clone(),
+                house_net,
+                at: now,
+            },
+            Event::WalletOwed { owed: owed.clone() },
+        ];
         let totals = RoundTotals {
             staked: settled.values().flatten().map(|s| s.stake).sum(),
             returned: settled.values().flatten().map(|s| s.returned).sum(),
@@ -902,6 +924,8 @@ impl Table {
             round.totals = Some(totals);
         }
         self.phase = Phase::Settled;
+        // Told once the round is settled, so that nothing reads as still in play.
+        events.extend(self.pending_events(&owed, BalanceReason::Settlement));
         if let Some(winner) = winner {
             self.scoreboard.push(winner);
         }
@@ -925,6 +949,38 @@ impl Table {
             settled.insert(player.clone(), settle(&bets, &result, paytable)?);
         }
         Ok(settled)
+    }
+
+    /// The credit that settles each bet of the round: its stake back and its winnings, or
+    /// nothing for a lost bet (which still closes the bet at the wallet).
+    fn settlement_credits(
+        &self,
+        round: &Round,
+        settled: &BTreeMap<String, Vec<Settlement>>,
+    ) -> Vec<OwedOp> {
+        let (table, currency) = (&self.config.table_id, self.config.policy.currency.as_str());
+        settled
+            .iter()
+            .flat_map(|(player, list)| list.iter().map(move |s| (player, s)))
+            .map(|(player, s)| {
+                let debits = round
+                    .debits
+                    .get(&(player.clone(), s.kind))
+                    .cloned()
+                    .unwrap_or_default();
+                OwedOp::Credit(wallet_book::credit(
+                    wallet_book::settlement_id(&round.id, player, s.kind),
+                    CreditKind::Settlement,
+                    table,
+                    currency,
+                    &round.id,
+                    player,
+                    s.kind,
+                    s.returned,
+                    debits,
+                ))
+            })
+            .collect()
     }
 
     /// What a `ConfirmResult` now would pay: the round's cards in dealing order and every
@@ -959,17 +1015,13 @@ impl Table {
             .as_ref()
             .ok_or(Refusal::NotNow { action, phase })?;
         let mut entries = Vec::new();
+        let mut credits = Vec::new();
         let mut refunds = BTreeMap::new();
         for (player, stakes) in round.book.players() {
-            entries.extend(stakes.iter().map(|(&kind, &amount)| {
-                round_entry(
-                    format!("void:{}:{player}:{kind}", round.id),
-                    EntryKind::Refund,
-                    (Account::InPlay, Account::Player(player.clone())),
-                    amount,
-                    &round.id,
-                )
-            }));
+            let id = |kind| wallet_book::void_refund_id(&round.id, player, kind);
+            let (mut e, mut c) = self.refunds(round, player, stakes, "void", id);
+            entries.append(&mut e);
+            credits.append(&mut c);
             refunds.insert(player.clone(), stakes.values().sum::<i64>());
         }
         let shoe = self.finished_hand()?;
@@ -985,18 +1037,15 @@ impl Table {
             by: by.to_owned(),
             at: now,
         };
-        let balances: Vec<Event> = refunds
-            .iter()
-            .map(|(player, &refund)| {
-                self.balance_event(player, refund, 0, BalanceReason::VoidRefund)
-            })
-            .collect();
-        let mut events = vec![Event::RoundVoided {
-            round_id: round.id.clone(),
-            void: void.clone(),
-            refunds,
-        }];
-        events.extend(balances);
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let mut events = vec![
+            Event::RoundVoided {
+                round_id: round.id.clone(),
+                void: void.clone(),
+                refunds,
+            },
+            Event::WalletOwed { owed: owed.clone() },
+        ];
         let staked = round.book.total();
         events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
         if let Some(round) = self.round.as_mut() {
@@ -1006,8 +1055,67 @@ impl Table {
             });
         }
         self.phase = Phase::Voided;
+        events.extend(self.pending_events(&owed, BalanceReason::VoidRefund));
         events.extend(self.finish_hand(shoe, now));
         Ok(events)
+    }
+
+    /// Each player `owed` pays, told their balance with what is now pending for them
+    /// (credited when the wallet acknowledges it).
+    fn pending_events(&self, owed: &[Owed], reason: BalanceReason) -> Vec<Event> {
+        let players: BTreeSet<&str> = owed.iter().map(|o| o.op.player()).collect();
+        players
+            .into_iter()
+            .filter_map(|player| {
+                let balance = self.wallet.balance(player)?;
+                Some(self.balance_event(player, balance, 0, reason))
+            })
+            .collect()
+    }
+
+    /// The ledger entries and the wallet credits that give `player` back their `stakes` of
+    /// `round` (a clear, a void): one credit per position under the id `id(kind)`, settling
+    /// the position's debits.
+    fn refunds(
+        &self,
+        round: &Round,
+        player: &str,
+        stakes: &Stakes,
+        what: &str,
+        id: impl Fn(BetKind) -> TxId,
+    ) -> (Vec<Entry>, Vec<OwedOp>) {
+        let (table, currency) = (&self.config.table_id, self.config.policy.currency.as_str());
+        stakes
+            .iter()
+            .map(|(&kind, &amount)| {
+                let tx = id(kind);
+                let entry = round_entry(
+                    format!("{what}:{tx}"),
+                    EntryKind::Refund,
+                    (Account::InPlay, Account::Player(player.to_owned())),
+                    amount,
+                    &round.id,
+                    Some(tx.clone()),
+                );
+                let debits = round
+                    .debits
+                    .get(&(player.to_owned(), kind))
+                    .cloned()
+                    .unwrap_or_default();
+                let credit = wallet_book::credit(
+                    tx,
+                    CreditKind::Refund,
+                    table,
+                    currency,
+                    &round.id,
+                    player,
+                    kind,
+                    amount,
+                    debits,
+                );
+                (entry, OwedOp::Credit(credit))
+            })
+            .unzip()
     }
 
     /// Refuses a croupier command naming another round than the current one.
@@ -1059,15 +1167,16 @@ impl Table {
     fn balance_event(
         &self,
         player: &str,
+        balance: i64,
         delta: i64,
-        in_play: i64,
         reason: BalanceReason,
     ) -> Event {
         Event::BalanceChanged {
             player: player.to_owned(),
-            balance: self.ledger.balance(player),
+            balance,
             delta,
-            in_play,
+            in_play: self.in_play_of(player),
+            pending: self.wallet.owed_to(player),
             reason,
         }
     }
@@ -1081,6 +1190,22 @@ impl Table {
         key: &str,
         fingerprint: &str,
     ) -> Result<Option<Vec<Event>>, Refusal> {
+        // Still at the wallet: the retry waits for the same answer.
+        if let Some(pending) = self.wallet.pending(player, key) {
+            if pending.fingerprint != fingerprint {
+                return Err(Refusal::KeyReused {
+                    player: player.to_owned(),
+                    key: key.to_owned(),
+                });
+            }
+            return Ok(Some(vec![Event::Replayed {
+                player: player.to_owned(),
+                key: key.to_owned(),
+                original: vec![Event::BetsPending {
+                    request: pending.clone(),
+                }],
+            }]));
+        }
         let Some(earlier) = self
             .players
             .get(player)
@@ -1172,9 +1297,15 @@ impl Table {
             (cap_on && s.last_round == self.settled_rounds && s.last_round > 0 && s.count >= 3)
                 .then_some(s.stake)
         });
+        // What the player has on the round, taken or still at the wallet: the limits hold
+        // for the sum, however many requests are in flight.
+        let mut existing = round.book.of(player).cloned().unwrap_or_default();
+        for (kind, amount) in self.wallet.pending_stakes(player, &round.id) {
+            *existing.entry(kind).or_insert(0) += amount;
+        }
         let context = PlayerContext {
-            existing: round.book.of(player),
-            self_limit: state.and_then(|p| p.self_limit).map(|(l, _)| l),
+            existing: Some(&existing),
+            self_limit: None,
             capped_previous,
         };
         let accepted =
@@ -1184,59 +1315,181 @@ impl Table {
                     reasons,
                 }
             })?;
-        let balance = self.ledger.balance(player);
-        if accepted.total() > balance {
-            return Err(Refusal::OverBalance {
-                player: player.to_owned(),
-                needed: accepted.total(),
-                balance,
-                currency: self.config.policy.currency,
-            });
-        }
+        // The last check; nothing has changed yet.
         let round_id = round.id.clone();
-        let first = self.ledger.round_entries().len();
-        let entries = accepted
+        let n = round.requests.get(player).copied().unwrap_or(0) + 1;
+        let (table, currency) = (&self.config.table_id, self.config.policy.currency.as_str());
+        let debits = accepted
             .bets
             .iter()
-            .zip(first..)
-            .map(|(&(kind, amount), n)| {
+            .map(|&(kind, amount)| {
+                let total = existing.get(&kind).copied().unwrap_or(0) + amount;
+                wallet_book::debit(table, currency, &round_id, player, n, kind, amount, total)
+            })
+            .collect();
+        let request = PendingRequest {
+            player: player.to_owned(),
+            key: key.to_owned(),
+            round_id,
+            bets: accepted.bets,
+            raised: accepted.raised,
+            debits,
+            fingerprint,
+        };
+        if let Some(round) = self.round.as_mut() {
+            round.requests.insert(player.to_owned(), n);
+        }
+        self.wallet.add_pending(request.clone());
+        Ok(vec![Event::BetsPending { request }])
+    }
+
+    /// The wallet answered the debits of a pending bet request: the bets are taken if it
+    /// took them all and betting is still open on their round; otherwise the request is
+    /// refused and every debit of it cancelled.
+    fn wallet_debited(
+        &mut self,
+        player: &str,
+        key: &str,
+        outcome: &DebitOutcome,
+        now: u64,
+    ) -> Result<Vec<Event>, Refusal> {
+        let Some(request) = self.wallet.pending(player, key).cloned() else {
+            return Err(Refusal::NotPending {
+                player: player.to_owned(),
+                key: key.to_owned(),
+            });
+        };
+        let open = self
+            .open_round(now)
+            .is_ok_and(|round| round.id == request.round_id);
+        let why = match outcome {
+            DebitOutcome::Taken { .. } if open => None,
+            DebitOutcome::Taken { .. } => Some(BetRefusal::BettingClosed {
+                round_id: request.round_id.clone(),
+            }),
+            DebitOutcome::Refused { error } => Some(BetRefusal::Wallet {
+                error: error.clone(),
+            }),
+        };
+        if let Some(why) = why {
+            self.wallet.take_pending(player, key);
+            let owed = request
+                .debits
+                .iter()
+                .map(|d| self.wallet.owe(OwedOp::Cancel(wallet_book::cancel(d))))
+                .collect();
+            return Ok(vec![
+                Event::BetsRefused {
+                    player: player.to_owned(),
+                    round_id: request.round_id,
+                    key: key.to_owned(),
+                    bets: request.bets,
+                    why,
+                },
+                Event::WalletOwed { owed },
+            ]);
+        }
+        let DebitOutcome::Taken { balance } = *outcome else {
+            return Ok(Vec::new());
+        };
+        let round_id = request.round_id.clone();
+        let entries = request
+            .debits
+            .iter()
+            .map(|debit| {
                 round_entry(
-                    format!("stake:{round_id}:{player}:{key}:{kind}:{n}"),
+                    format!("stake:{}", debit.tx),
                     EntryKind::Stake,
                     (Account::Player(player.to_owned()), Account::InPlay),
-                    amount,
+                    debit.amount,
                     &round_id,
+                    Some(debit.tx.clone()),
                 )
-            });
-        let entries = entries.collect();
-        let round = self
-            .round
-            .as_mut()
-            .ok_or(Refusal::BettingNotOpen { phase: self.phase })?;
+            })
+            .collect();
+        let Some(round) = self.round.as_mut() else {
+            return Err(Refusal::BettingNotOpen { phase: self.phase });
+        };
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
-        round.book.add(player, &accepted.bets);
+        self.wallet.take_pending(player, key);
+        self.wallet.set_balance(player, balance);
+        round.book.add(player, &request.bets);
+        for (debit, &(kind, _)) in request.debits.iter().zip(&request.bets) {
+            round
+                .debits
+                .entry((player.to_owned(), kind))
+                .or_default()
+                .push(debit.tx.clone());
+        }
         let stakes = round.book.of(player).cloned().unwrap_or_default();
         let totals = round.book.totals();
-        let staked = accepted.total();
+        let staked: i64 = request.bets.iter().map(|(_, a)| a).sum();
         let state = self.players.entry(player.to_owned()).or_default();
         state.history.staked(&round_id, &stakes, now);
-        let in_play = stakes.values().sum();
         let mut events = vec![
             Event::BetsAccepted {
                 player: player.to_owned(),
                 round_id: round_id.clone(),
                 key: key.to_owned(),
-                bets: accepted.bets,
-                raised: accepted.raised,
+                bets: request.bets,
+                raised: request.raised,
                 stakes,
             },
-            self.balance_event(player, -staked, in_play, BalanceReason::Bet),
+            self.balance_event(player, balance, -staked, BalanceReason::Bet),
             Event::BetTotals { round_id, totals },
         ];
         events.extend(self.close_if_all_seats_decided(now));
-        self.remember(player, key, fingerprint, &events);
+        self.remember(player, key, request.fingerprint, &events);
         Ok(events)
+    }
+
+    /// The wallet acknowledged owed movements: each is done; the players hear of their
+    /// balance once (the last the wallet told).
+    fn wallet_acked(&mut self, acks: &[WalletAck]) -> Vec<Event> {
+        let mut changes: BTreeMap<String, (Option<i64>, i64, BalanceReason)> = BTreeMap::new();
+        let mut done = Vec::new();
+        for ack in acks {
+            let Some(owed) = self.wallet.acknowledged(ack.number) else {
+                continue;
+            };
+            done.push(ack.number);
+            let reason = match &owed.op {
+                OwedOp::Cancel(_) => BalanceReason::Cancelled,
+                OwedOp::Credit(c) if c.kind == CreditKind::Settlement => BalanceReason::Settlement,
+                OwedOp::Credit(c) if c.tx.as_str().starts_with("void:") => {
+                    BalanceReason::VoidRefund
+                }
+                OwedOp::Credit(_) => BalanceReason::Clear,
+            };
+            let player = owed.op.player().to_owned();
+            let change = changes.entry(player).or_insert((None, 0, reason));
+            // A cancel undoes a debit the player was never shown as taken (its request was
+            // refused): it changes nothing the table told, whatever the wallet had done; the
+            // balance the wallet answers is the truth either way.
+            if let OwedOp::Credit(credit) = &owed.op {
+                change.1 += credit.amount;
+            }
+            change.2 = reason;
+            if let Some(balance) = ack.balance {
+                change.0 = Some(balance);
+            }
+        }
+        if done.is_empty() {
+            return Vec::new();
+        }
+        let mut events = vec![Event::WalletAcked { numbers: done }];
+        for (player, (balance, delta, reason)) in changes {
+            let before = self.wallet.balance(&player);
+            if let Some(balance) = balance {
+                self.wallet.set_balance(&player, balance);
+            }
+            let quiet = reason == BalanceReason::Cancelled && balance == before;
+            if let Some(balance) = self.wallet.balance(&player).filter(|_| !quiet) {
+                events.push(self.balance_event(&player, balance, delta, reason));
+            }
+        }
+        events
     }
 
     fn clear_bets(
@@ -1273,17 +1526,9 @@ impl Table {
                 player: player.to_owned(),
             })?;
         let round_id = round.id.clone();
-        let first = self.ledger.round_entries().len();
-        let entries = refunded.iter().zip(first..).map(|((&kind, &amount), n)| {
-            round_entry(
-                format!("clear:{round_id}:{player}:{key}:{kind}:{n}"),
-                EntryKind::Refund,
-                (Account::InPlay, Account::Player(player.to_owned())),
-                amount,
-                &round_id,
-            )
-        });
-        let entries = entries.collect();
+        let n = round.clears.get(player).copied().unwrap_or(0) + 1;
+        let id = |kind| wallet_book::clear_refund_id(&round_id, player, n, kind);
+        let (entries, credits) = self.refunds(round, player, &refunded, "clear", id);
         let round = self
             .round
             .as_mut()
@@ -1291,124 +1536,29 @@ impl Table {
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
         round.book.clear(player);
+        round.clears.insert(player.to_owned(), n);
+        for kind in refunded.keys() {
+            round.debits.remove(&(player.to_owned(), *kind));
+        }
         let totals = round.book.totals();
         if let Some(state) = self.players.get_mut(player) {
             state.history.cleared(&round_id);
         }
-        let refund = refunded.values().sum();
-        let events = vec![
+        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let mut pending = self.pending_events(&owed, BalanceReason::Clear);
+        let mut events = vec![
             Event::BetsCleared {
                 player: player.to_owned(),
                 round_id: round_id.clone(),
                 key: key.to_owned(),
                 refunded,
             },
-            self.balance_event(player, refund, 0, BalanceReason::Clear),
+            Event::WalletOwed { owed },
             Event::BetTotals { round_id, totals },
         ];
+        events.append(&mut pending);
         self.remember(player, key, fingerprint, &events);
         Ok(events)
-    }
-
-    fn set_self_limit(&mut self, player: &str, max: i64, now: u64) -> Result<Vec<Event>, Refusal> {
-        required("player", player)?;
-        let currency = self.config.policy.currency;
-        if max <= 0 {
-            return Err(Refusal::SelfLimitNotPositive {
-                asked: max,
-                currency,
-            });
-        }
-        if let Some((current, set_at)) = self.players.get(player).and_then(|p| p.self_limit) {
-            if max >= current {
-                return Err(Refusal::SelfLimitNotLower {
-                    asked: max,
-                    current,
-                    currency,
-                });
-            }
-            let next_at = set_at.saturating_add(SELF_LIMIT_PERIOD_MS);
-            if now < next_at {
-                return Err(Refusal::SelfLimitTooSoon {
-                    asked: max,
-                    set_at,
-                    next_at,
-                    currency,
-                });
-            }
-        }
-        let state = self.players.entry(player.to_owned()).or_default();
-        state.self_limit = Some((max, now));
-        Ok(vec![Event::SelfLimitSet {
-            player: player.to_owned(),
-            max_bet_minor: max,
-            at: now,
-        }])
-    }
-
-    // ----- cashier ---------------------------------------------------------------------
-
-    fn transfer_external(
-        &mut self,
-        player: &str,
-        amount: i64,
-        key: &str,
-        kind: EntryKind,
-    ) -> Result<Vec<Event>, Refusal> {
-        required("player", player)?;
-        required("key", key)?;
-        let what = match kind {
-            EntryKind::Deposit => "deposit",
-            _ => "withdrawal",
-        };
-        if amount <= 0 {
-            return Err(Refusal::NotPositive {
-                what,
-                amount,
-                currency: self.config.policy.currency,
-            });
-        }
-        let account = Some(Account::Player(player.to_owned()));
-        let (from, to) = match kind {
-            EntryKind::Deposit => (None, account),
-            _ => (account, None),
-        };
-        let posted = self.ledger.post(Entry {
-            key: key.to_owned(),
-            kind,
-            from,
-            to,
-            amount,
-            round_id: None,
-        })?;
-        let (player, key) = (player.to_owned(), key.to_owned());
-        let done = match kind {
-            EntryKind::Deposit => Event::Deposited {
-                player: player.clone(),
-                amount,
-                key: key.clone(),
-            },
-            _ => Event::Withdrawn {
-                player: player.clone(),
-                amount,
-                key: key.clone(),
-            },
-        };
-        Ok(match posted {
-            Posted::Duplicate => vec![Event::Replayed {
-                player,
-                key,
-                original: vec![done],
-            }],
-            Posted::New => {
-                let (delta, reason) = match kind {
-                    EntryKind::Deposit => (amount, BalanceReason::Deposit),
-                    _ => (-amount, BalanceReason::Withdrawal),
-                };
-                let in_play = self.in_play_of(&player);
-                vec![done, self.balance_event(&player, delta, in_play, reason)]
-            }
-        })
     }
 }
 
@@ -1419,14 +1569,16 @@ fn round_entry(
     (from, to): (Account, Account),
     amount: i64,
     round_id: &RoundId,
+    tx: Option<TxId>,
 ) -> Entry {
     Entry {
         key,
         kind,
-        from: Some(from),
-        to: Some(to),
+        from,
+        to,
         amount,
         round_id: Some(round_id.clone()),
+        tx,
     }
 }
 
@@ -1440,9 +1592,11 @@ fn settlement_entries(
     for (player, settlements) in settled {
         let to = Account::Player(player.clone());
         for s in settlements {
+            let tx = wallet_book::settlement_id(round_id, player, s.kind);
             let entry = |what: &str, kind, accounts, amount| {
                 let key = format!("{what}:{round_id}:{player}:{}", s.kind);
-                round_entry(key, kind, accounts, amount, round_id)
+                let paid = matches!(kind, EntryKind::Payout).then(|| tx.clone());
+                round_entry(key, kind, accounts, amount, round_id, paid)
             };
             if s.returned > 0 {
                 let accounts = (Account::InPlay, to.clone());

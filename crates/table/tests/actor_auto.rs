@@ -7,7 +7,7 @@ mod actor_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use actor_support::{bet, config, deposit, ok};
+use actor_support::{bet, config, fund, ok};
 use banco_rules::shoe::{BurnRule, Procedure, Shoe, ShoeConfig};
 use banco_rules::{BetKind, Card};
 use banco_table::actor::{ActorError, Clock, JournalEntry, ManualClock, TableHandle};
@@ -104,7 +104,7 @@ fn after_burn(order: &[Card]) -> &[Card] {
 async fn an_automated_table_plays_five_rounds_by_itself_from_the_seeded_order() {
     let dir = tempfile::tempdir().unwrap();
     let (handle, task, time) = start(dir.path(), Pacing::AutomatedMultiplayer).await;
-    ok(&handle, deposit("alice", 100_000)).await;
+    fund(&handle, "alice", 100_000).await;
     handle.submit_seeded(None, open_shoe(), SEED).await.unwrap();
     let mut snapshot = poke(&handle).await;
     for n in 0..5 {
@@ -179,7 +179,7 @@ async fn a_restart_after_two_cards_finishes_the_round_with_the_next_cards_of_the
     // The whole round, uninterrupted.
     let whole = tempfile::tempdir().unwrap();
     let (handle, task, time) = start(whole.path(), Pacing::AutomatedMultiplayer).await;
-    ok(&handle, deposit("alice", 100_000)).await;
+    fund(&handle, "alice", 100_000).await;
     handle.submit_seeded(None, open_shoe(), SEED).await.unwrap();
     let round = poke(&handle).await.round_id.unwrap();
     ok(&handle, bet(&round, "alice", BetKind::Player, 2_000, "p")).await;
@@ -223,7 +223,7 @@ async fn a_restart_after_two_cards_finishes_the_round_with_the_next_cards_of_the
 async fn a_single_player_deal_deals_and_settles_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let (handle, task, _time) = start(dir.path(), Pacing::SinglePlayer).await;
-    ok(&handle, deposit("solo", 50_000)).await;
+    fund(&handle, "solo", 50_000).await;
     handle.submit_seeded(None, open_shoe(), SEED).await.unwrap();
     let snapshot = poke(&handle).await;
     assert_eq!(

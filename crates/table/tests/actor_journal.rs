@@ -28,7 +28,7 @@ async fn the_config_is_journaled_first_and_a_changed_one_is_refused() {
     )
     .await;
     assert_eq!(table.snapshot().await.unwrap().seq, 1);
-    ok(&table, deposit("alice", 5_000)).await;
+    fund(&table, "alice", 5_000).await;
     task.shutdown().await;
 
     let (_, records) = Journal::open(&configured.journal).unwrap();
@@ -81,7 +81,7 @@ async fn the_config_is_journaled_first_and_a_changed_one_is_refused() {
         Arc::new(MemorySink::new()),
     )
     .await;
-    assert_eq!(table.balance("alice").await.unwrap(), 5_000);
+    assert_eq!(table.balance("alice").await.unwrap(), Some(5_000));
     assert_eq!(table.snapshot().await.unwrap().seq, 2);
     task.shutdown().await;
 }
@@ -90,7 +90,19 @@ async fn the_config_is_journaled_first_and_a_changed_one_is_refused() {
 /// [`a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_written`].
 const CHILD_DIR: &str = "BANCO_ACTOR_JOURNAL_CHILD_DIR";
 
-/// The child: deposits until the journal fails (the file-size limit makes a write fail,
+/// The wallet telling the table `player`'s balance: a small command whose effect a read
+/// shows.
+fn told(player: &str, balance: i64) -> banco_table::Command {
+    banco_table::Command::WalletChanged {
+        player: player.into(),
+        balance,
+        delta: balance,
+        reason: "deposit".into(),
+        now_ms: 0,
+    }
+}
+
+/// The child: sends commands until the journal fails (the file-size limit makes a write fail,
 /// standing in for a full disk); while the limit stays, a command is refused and reads
 /// show exactly what was acknowledged; once the child lifts its own limit (`prlimit`, the
 /// disk has room again), the next command is applied. Prints what was acknowledged,
@@ -109,20 +121,17 @@ async fn journal_failure_child() {
     for batch in 0u64.. {
         let sends = (0..8).map(|i| {
             let n = batch * 8 + i;
-            let deposit = banco_table::Command::Deposit {
-                player: "alice".into(),
-                amount: 100 + i64::try_from(n).unwrap(),
-                key: format!("d{n}"),
-                now_ms: 0,
-            };
+            let amount = 100 + i64::try_from(n).unwrap();
+            let command = told(&format!("p{amount}"), amount);
             let table = table.clone();
-            async move { (n, table.submit(None, deposit).await) }
+            async move { (n, table.submit(None, command).await) }
         });
         for (n, answer) in futures::future::join_all(sends).await {
             match answer {
                 Ok(applied) => println!("ack {} {}", applied.seq, 100 + n),
                 Err(ActorError::JournalFailed(why)) => {
                     failed += 1;
+                    println!("lost {}", 100 + n);
                     eprintln!("journal failed: {why}");
                 }
                 Err(other) => panic!("deposit {n}: {other}"),
@@ -140,12 +149,14 @@ async fn journal_failure_child() {
     for n in 1_000_000.. {
         let snapshot = table.snapshot().await.unwrap();
         println!("snapshot {}", snapshot.seq);
-        println!("balance {}", table.balance("alice").await.unwrap());
         let books = table.books().await.unwrap();
         assert_eq!(books.check, Ok(()));
-        match table.submit(None, deposit("alice", n)).await {
+        match table.submit(None, told(&format!("p{n}"), n)).await {
             Ok(applied) => println!("ack {} {n}", applied.seq),
             Err(answer @ ActorError::JournalFailed(_)) => {
+                println!("lost {n}");
+                let shown = table.balance(&format!("p{n}")).await.unwrap();
+                println!("shown {n} {shown:?}");
                 println!("refused {answer}");
                 refused += 1;
                 if refused == 2 {
@@ -155,7 +166,7 @@ async fn journal_failure_child() {
             Err(other) => panic!("deposit {n}: {other}"),
         }
     }
-    assert_eq!(table.balance("bob").await.unwrap(), 0);
+    assert_eq!(table.balance("bob").await.unwrap(), None);
     // Room again: the soft file-size limit is lifted.
     let lifted = Process::new("prlimit")
         .args([
@@ -166,9 +177,9 @@ async fn journal_failure_child() {
         .status()
         .unwrap();
     assert!(lifted.success(), "prlimit: {lifted}");
-    let applied = ok(&table, deposit("bob", 7)).await;
+    let applied = ok(&table, told("bob", 7)).await;
     println!("ack-after {}", applied.seq);
-    assert_eq!(table.balance("bob").await.unwrap(), 7);
+    assert_eq!(table.balance("bob").await.unwrap(), Some(7));
     tokio::time::sleep(Duration::from_millis(100)).await;
     while let Ok(published) = feed.try_recv() {
         println!("published {}", published.seq);
@@ -209,6 +220,7 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
     );
     assert!(stdout.contains("child done"), "{stdout}\n{stderr}");
     let mut acked: Vec<(u64, i64)> = Vec::new();
+    let mut lost: Vec<i64> = Vec::new();
     let mut published = Vec::new();
     let mut refused = 0;
     let mut reads = 0;
@@ -218,15 +230,16 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
         let words: Vec<&str> = line.split(' ').collect();
         // Each read after the failure shows exactly what was acknowledged before it.
         let last_acked = acked.iter().map(|&(seq, _)| seq).max().unwrap_or(0);
-        let acked_total: i64 = acked.iter().map(|&(_, amount)| amount).sum();
         match words.as_slice() {
             ["ack", seq, amount] => acked.push((seq.parse().unwrap(), amount.parse().unwrap())),
+            ["lost", amount] => lost.push(amount.parse::<i64>().unwrap()),
+            // A refused command shows nothing of itself.
+            ["shown", _, shown] => assert_eq!(*shown, "None", "{line}"),
             ["published", seq] => published.push(number(seq)),
             ["snapshot", seq] => {
                 assert_eq!(number(seq), last_acked, "{line}");
                 reads += 1;
             }
-            ["balance", amount] => assert_eq!(amount.parse::<i64>().unwrap(), acked_total),
             ["ack-after", seq] => after.push(number(seq)),
             ["refused", ..] => {
                 // What a croupier reads: the cause, and that nothing changed.
@@ -252,25 +265,36 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
     // could be written again, numbered right after them: nothing refused was published.
     assert_eq!(acked_seqs, (2..2 + acked.len() as u64).collect::<Vec<_>>());
     let last = *acked_seqs.last().unwrap();
-    let total: i64 = acked.iter().map(|&(_, amount)| amount).sum();
     assert!(reads >= 2, "{stdout}");
     assert_eq!(after, [last + 1]);
     let mut expected_published = acked_seqs.clone();
     expected_published.push(last + 1);
     assert_eq!(published, expected_published);
-    eprintln!("journal failed after {} acknowledged deposits", acked.len());
+    eprintln!("journal failed after {} acknowledged commands", acked.len());
 
-    // A restart has exactly the acknowledged deposits, nothing of the refused ones.
+    // A restart has exactly the acknowledged commands, nothing of the refused ones.
     let sink = Arc::new(MemorySink::new());
     let (table, task) = start(dir.path(), sink).await;
     assert_eq!(table.snapshot().await.unwrap().seq, last + 1);
-    assert_eq!(table.balance("alice").await.unwrap(), total);
-    assert_eq!(table.balance("bob").await.unwrap(), 7);
+    // (Each command told the balance `amount` of player `p<amount>`.)
+    for &(_, amount) in &acked {
+        let player = format!("p{amount}");
+        assert_eq!(
+            table.balance(&player).await.unwrap(),
+            Some(amount),
+            "{player}"
+        );
+    }
+    assert!(!lost.is_empty());
+    for amount in &lost {
+        let player = format!("p{amount}");
+        assert_eq!(table.balance(&player).await.unwrap(), None, "{player}");
+    }
+    assert_eq!(table.balance("bob").await.unwrap(), Some(7));
     let books = table.books().await.unwrap();
-    assert_eq!(books.deposits, total + 7);
     assert_eq!(books.check, Ok(()));
     // And it takes commands, numbered after the last acknowledged one.
-    let next = ok(&table, deposit("bob", 1)).await;
+    let next = ok(&table, told("bob", 8)).await;
     assert_eq!(next.seq, last + 2);
     task.shutdown().await;
     let (_, records) = Journal::open(dir.path().join("T01.journal")).unwrap();

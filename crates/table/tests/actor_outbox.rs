@@ -32,7 +32,7 @@ async fn twenty_rounds_reach_a_failing_archive_in_order() {
     let sink = Arc::new(MemorySink::new());
     sink.fail_next(5);
     let (table, task) = start(dir.path(), Arc::clone(&sink)).await;
-    ok(&table, deposit("alice", 1_000_000)).await;
+    fund(&table, "alice", 1_000_000).await;
     ok(&table, open_shoe(8)).await;
     let started = std::time::Instant::now();
     for n in 0..20 {
@@ -66,7 +66,7 @@ async fn restart_resends_exactly_the_unconfirmed_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let first = Arc::new(MemorySink::new());
     let (table, task) = start(dir.path(), Arc::clone(&first)).await;
-    ok(&table, deposit("alice", 1_000_000)).await;
+    fund(&table, "alice", 1_000_000).await;
     ok(&table, open_shoe(8)).await;
     for n in 0..3 {
         play_round(&table, n).await;
@@ -109,7 +109,7 @@ async fn a_table_with_a_key_signs_every_round_and_a_changed_hash_fails_the_check
         Arc::clone(&sink) as _,
     )
     .await;
-    ok(&table, deposit("alice", 1_000_000)).await;
+    fund(&table, "alice", 1_000_000).await;
     ok(&table, open_shoe(8)).await;
     for n in 0..3 {
         play_round(&table, n).await;

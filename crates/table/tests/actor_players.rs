@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use actor_support::{
-    bet, close_betting, config, deal, deposit, ok, open_betting, open_shoe, play_round,
+    bet, close_betting, config, deal, fund, ok, open_betting, open_shoe, play_round,
 };
 use banco_rules::BetKind;
 use banco_table::actor::{ActorConfig, ActorError, Clock, ManualClock, TableHandle};
@@ -67,16 +67,10 @@ async fn refusal(handle: &TableHandle, command: Command) -> Refusal {
 async fn join_reads_one_consistent_view() {
     let dir = tempfile::tempdir().unwrap();
     let (handle, task, time) = start(seated(dir.path(), 5)).await;
-    ok(&handle, deposit("alice", 100_000)).await;
+    fund(&handle, "alice", 100_000).await;
     ok(&handle, open_shoe(8)).await;
     ok(&handle, take_seat("bob", 0)).await;
     ok(&handle, take_seat("alice", 3)).await;
-    let limit = Command::SetSelfLimit {
-        player: "alice".into(),
-        max_bet_minor: 5_000,
-        now_ms: 0,
-    };
-    ok(&handle, limit).await;
     let opened = ok(&handle, open_betting()).await;
     let round = opened.snapshot.round_id.clone().unwrap();
     ok(&handle, bet(&round, "alice", BetKind::Banker, 1_000, "a1")).await;
@@ -103,11 +97,9 @@ async fn join_reads_one_consistent_view() {
     assert_eq!(joined.table.closes_at, None, "a live table without a timer");
     assert_eq!(joined.scoreboard, handle.scoreboard().await.unwrap());
     let position = &joined.position;
-    assert_eq!(position.balance, 99_000);
+    assert_eq!(position.balance, Some(99_000));
     assert_eq!(position.round_id.as_ref(), Some(&round));
     assert_eq!(position.in_play(), 1_000);
-    assert_eq!(position.self_limit, Some(5_000));
-    assert_eq!(position.self_limit_set_at, Some(START_MS));
     assert_eq!(*position, handle.player("alice").await.unwrap());
     assert_eq!(joined.seat, Some(3));
     assert_eq!(
@@ -116,11 +108,12 @@ async fn join_reads_one_consistent_view() {
     );
     assert_eq!(joined.muted_until, Some(START_MS + 600_000));
 
-    // Someone else: no money, no seat, no mute; the same table.
+    // Someone else: no balance the table has heard of (the host asks the wallet), no
+    // seat, no mute; the same table.
     let carol = handle.join("carol").await.unwrap();
     assert_eq!(
         (carol.position.balance, carol.seat, carol.muted_until),
-        (0, None, None)
+        (None, None, None)
     );
     assert_eq!(carol.table, joined.table);
     // The mute ends on the actor's clock.
@@ -174,7 +167,7 @@ async fn the_pass_window_runs_on_the_actors_clock() {
 async fn history_is_the_same_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (handle, task, _time) = start(config(dir.path(), Pacing::Live)).await;
-    ok(&handle, deposit("alice", 1_000_000)).await;
+    fund(&handle, "alice", 1_000_000).await;
     ok(&handle, open_shoe(8)).await;
     for n in 0..4 {
         play_round(&handle, n).await;
@@ -280,13 +273,10 @@ async fn a_journal_from_before_seats_and_chat_replays() {
     }
     let old_records = [
         first.to_string(),
-        r#"{"command":{"command":"deposit","player":"alice","amount":5000,"key":"d1","now_ms":7}}"#
-            .to_owned(),
         r#"{"command":{"command":"open_shoe","config":{"decks":8,"cut_card_from_end":16,"burn":"none","procedure":"cut_card"},"by":"c","now_ms":8}}"#
             .to_owned(),
         r#"{"command":{"command":"open_betting","by":"c","now_ms":9}}"#.to_owned(),
-        r#"{"command":{"command":"place_bets","player":"alice","round_id":"T01-S0001-H001","bets":[["banker",1000]],"key":"b1","now_ms":10}}"#
-            .to_owned(),
+        r#"{"command":{"command":"chat","player":"alice","text":"hi","now_ms":10}}"#.to_owned(),
     ];
     {
         let (mut journal, records) = Journal::open(&config.journal).unwrap();
@@ -295,15 +285,38 @@ async fn a_journal_from_before_seats_and_chat_replays() {
             journal.append(record.as_bytes()).unwrap();
         }
     }
-    let (handle, task, _time) = start(config).await;
+    let (handle, task, _time) = start(config.clone()).await;
     let joined = handle.join("alice").await.unwrap();
-    assert_eq!(joined.seq, 5);
-    assert_eq!(joined.position.balance, 4_000);
-    assert_eq!(joined.position.in_play(), 1_000);
+    assert_eq!(joined.seq, 4);
     assert!(matches!(joined.table.phase, Phase::BettingOpen { .. }));
     assert!(joined.seats.is_empty());
-    let history = handle.history("alice", None, 10).await.unwrap();
-    assert_eq!(history.len(), 1);
-    assert_eq!(history[0].placed_at, 10);
     task.shutdown().await;
+
+    // A journal from when each table kept its players' balances holds money no wallet
+    // knows of: it is refused, saying so, and left as it was.
+    let dir = tempfile::tempdir().unwrap();
+    let config = actor_support::config(dir.path(), Pacing::Live);
+    let deposit =
+        r#"{"command":{"command":"deposit","player":"alice","amount":5000,"key":"d1","now_ms":7}}"#;
+    {
+        let (mut journal, _) = Journal::open(&config.journal).unwrap();
+        journal.append(first.to_string().as_bytes()).unwrap();
+        journal.append(deposit.as_bytes()).unwrap();
+    }
+    let spawned = banco_table::spawn(
+        config.clone(),
+        Arc::new(banco_table::LocalRules),
+        Arc::new(banco_table::MemorySink::new()),
+        Clock::system(),
+    )
+    .await;
+    let Err(ActorError::Startup(why)) = spawned else {
+        panic!("a journal from before the wallet started");
+    };
+    assert!(
+        why.contains("record 2 is a `deposit` of the table's own ledger"),
+        "{why}"
+    );
+    let (_, records) = Journal::open(&config.journal).unwrap();
+    assert_eq!(records.len(), 2);
 }

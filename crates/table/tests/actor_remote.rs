@@ -52,13 +52,13 @@ async fn remote_rules_round_misread_and_validator_down() {
         Arc::new(MemorySink::new()),
     )
     .await;
-    ok(&table, deposit("alice", 100_000)).await;
+    fund(&table, "alice", 100_000).await;
     ok(&table, open_shoe(8)).await;
 
     // One round, checked and settled by the validator.
     let confirmed = play_round(&table, 0).await;
     assert_eq!(confirmed.snapshot.phase, Phase::Settled);
-    assert_eq!(table.balance("alice").await.unwrap(), 100_000 + 950);
+    assert_eq!(table.balance("alice").await.unwrap(), Some(100_000 + 950));
 
     // Six A♠ (a 3–3 tie), then two more: the ninth is a misread.
     let round = ok(&table, open_betting()).await.snapshot.round_id.unwrap();

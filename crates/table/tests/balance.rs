@@ -9,8 +9,11 @@ use banco_rules::BetKind::{Banker, Player};
 use banco_table::{BalanceReason, Command, Event, Pacing, Table};
 use support::*;
 
-/// `(player, balance, delta, in_play, reason)` of every BalanceChanged in `events`.
-fn changes(events: &[Event]) -> Vec<(String, i64, i64, i64, BalanceReason)> {
+type Change = (String, i64, i64, i64, i64, BalanceReason);
+
+/// `(player, balance, delta, in_play, pending, reason)` of every BalanceChanged in
+/// `events`.
+fn changes(events: &[Event]) -> Vec<Change> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -19,8 +22,16 @@ fn changes(events: &[Event]) -> Vec<(String, i64, i64, i64, BalanceReason)> {
                 balance,
                 delta,
                 in_play,
+                pending,
                 reason,
-            } => Some((player.clone(), *balance, *delta, *in_play, *reason)),
+            } => Some((
+                player.clone(),
+                *balance,
+                *delta,
+                *in_play,
+                *pending,
+                *reason,
+            )),
             _ => None,
         })
         .collect()
@@ -34,12 +45,6 @@ fn every_movement_tells_its_delta_and_reason() {
         &mut t,
         open_shoe(shoe_config(8, banco_rules::shoe::BurnRule::None), 0),
     );
-    let withdraw = |player: &str, amount, key: &str| Command::Withdraw {
-        player: player.into(),
-        amount,
-        key: key.into(),
-        now_ms: 0,
-    };
     let clear = |player: &str, key: &str| Command::ClearBets {
         player: player.into(),
         round_id: None,
@@ -48,62 +53,70 @@ fn every_movement_tells_its_delta_and_reason() {
     };
     let r1 = "T01-S0001-H001".into();
     let r2 = "T01-S0001-H002".into();
-    // (command, or a closure over the table for confirm/void; expected changes)
+    // (command, or a closure over the table for confirm/void/funding; expected changes,
+    // the wallet's answers included)
     type Step = (
         Box<dyn Fn(&Table) -> Command>,
-        Vec<(&'static str, i64, i64, i64, BalanceReason)>,
+        Vec<(&'static str, i64, i64, i64, i64, BalanceReason)>,
     );
     let fixed = |c: Command| -> Box<dyn Fn(&Table) -> Command> { Box::new(move |_| c.clone()) };
     let steps: Vec<Step> = vec![
         (
-            fixed(deposit("alice", 10_000, "d1")),
-            vec![("alice", 10_000, 10_000, 0, Deposit)],
+            Box::new(|t: &Table| funding(t, "alice", 10_000)),
+            vec![("alice", 10_000, 10_000, 0, 0, Elsewhere)],
         ),
         (
-            fixed(deposit("bob", 5_000, "d2")),
-            vec![("bob", 5_000, 5_000, 0, Deposit)],
+            Box::new(|t: &Table| funding(t, "bob", 5_000)),
+            vec![("bob", 5_000, 5_000, 0, 0, Elsewhere)],
         ),
         (fixed(open_betting(1_000)), vec![]),
         (
             fixed(bets("alice", &r1, &[(Player, 1_000)], "a1", 1_100)),
-            vec![("alice", 9_000, -1_000, 1_000, Bet)],
+            vec![("alice", 9_000, -1_000, 1_000, 0, Bet)],
         ),
         (
             fixed(bets("alice", &r1, &[(Banker, 500)], "a2", 1_200)),
-            vec![("alice", 8_500, -500, 1_500, Bet)],
+            vec![("alice", 8_500, -500, 1_500, 0, Bet)],
         ),
         // Money in and out during a round: the stakes stay in play.
         (
-            fixed(deposit("alice", 2_000, "d3")),
-            vec![("alice", 10_500, 2_000, 1_500, Deposit)],
+            Box::new(|t: &Table| funding(t, "alice", 2_000)),
+            vec![("alice", 10_500, 2_000, 1_500, 0, Elsewhere)],
         ),
         (
-            fixed(withdraw("alice", 1_000, "w1")),
-            vec![("alice", 9_500, -1_000, 1_500, Withdrawal)],
+            Box::new(|t: &Table| funding(t, "alice", -1_000)),
+            vec![("alice", 9_500, -1_000, 1_500, 0, Elsewhere)],
         ),
         (
             fixed(clear("alice", "c1")),
-            vec![("alice", 11_000, 1_500, 0, Clear)],
+            // Owed at once, credited when the wallet acknowledges.
+            vec![
+                ("alice", 9_500, 0, 0, 1_500, Clear),
+                ("alice", 11_000, 1_500, 0, 0, Clear),
+            ],
         ),
         (
             fixed(bets("alice", &r1, &[(Banker, 1_000)], "a3", 1_600)),
-            vec![("alice", 10_000, -1_000, 1_000, Bet)],
+            vec![("alice", 10_000, -1_000, 1_000, 0, Bet)],
         ),
         (
             fixed(bets("bob", &r1, &[(Player, 2_000)], "b1", 1_700)),
-            vec![("bob", 3_000, -2_000, 2_000, Bet)],
+            vec![("bob", 3_000, -2_000, 2_000, 0, Bet)],
         ),
         (fixed(close_betting(2_000)), vec![]),
         (fixed(deal("2S", 2_100)), vec![]),
         (fixed(deal("4H", 2_100)), vec![]),
         (fixed(deal("3S", 2_100)), vec![]),
         (fixed(deal("5H", 2_100)), vec![]),
-        // Banker wins: alice gets 1 000 + 950, bob nothing; one event each.
+        // Banker wins: alice is owed 1 000 + 950, then credited; bob's lost bet is
+        // settled with a credit of nothing, which the wallet needs to close it.
         (
             Box::new(|t: &Table| confirm(t, 2_200)),
             vec![
-                ("alice", 11_950, 1_950, 0, Settlement),
-                ("bob", 3_000, 0, 0, Settlement),
+                ("alice", 10_000, 0, 0, 1_950, Settlement),
+                ("bob", 3_000, 0, 0, 0, Settlement),
+                ("alice", 11_950, 1_950, 0, 0, Settlement),
+                ("bob", 3_000, 0, 0, 0, Settlement),
             ],
         ),
         (fixed(open_betting(3_000)), vec![]),
@@ -115,21 +128,24 @@ fn every_movement_tells_its_delta_and_reason() {
                 "b2",
                 3_100,
             )),
-            vec![("bob", 1_000, -2_000, 2_000, Bet)],
+            vec![("bob", 1_000, -2_000, 2_000, 0, Bet)],
         ),
         (
             Box::new(|t: &Table| void(t, "scanner fault", 3_200)),
-            vec![("bob", 3_000, 2_000, 0, VoidRefund)],
+            vec![
+                ("bob", 1_000, 0, 0, 2_000, VoidRefund),
+                ("bob", 3_000, 2_000, 0, 0, VoidRefund),
+            ],
         ),
     ];
     for (i, (cmd, want)) in steps.into_iter().enumerate() {
         let cmd = cmd(&t);
-        let before_alice = t.balance("alice");
-        let before_bob = t.balance("bob");
+        let before_alice = t.balance("alice").unwrap_or(0);
+        let before_bob = t.balance("bob").unwrap_or(0);
         let events = ok(&mut t, cmd);
         let want: Vec<_> = want
             .into_iter()
-            .map(|(p, b, d, ip, r)| (p.to_owned(), b, d, ip, r))
+            .map(|(p, b, d, ip, pe, r)| (p.to_owned(), b, d, ip, pe, r))
             .collect();
         assert_eq!(changes(&events), want, "step {i}");
         let delta = |p: &str| {
@@ -139,12 +155,9 @@ fn every_movement_tells_its_delta_and_reason() {
                 .map(|c| c.2)
                 .sum::<i64>()
         };
-        assert_eq!(
-            delta("alice"),
-            t.balance("alice") - before_alice,
-            "step {i}"
-        );
-        assert_eq!(delta("bob"), t.balance("bob") - before_bob, "step {i}");
+        let after = |p: &str| t.balance(p).unwrap_or(0);
+        assert_eq!(delta("alice"), after("alice") - before_alice, "step {i}");
+        assert_eq!(delta("bob"), after("bob") - before_bob, "step {i}");
     }
 }
 
@@ -155,6 +168,7 @@ fn a_balance_change_is_private_and_reasons_read_as_snake_case() {
         balance: 1,
         delta: 1,
         in_play: 0,
+        pending: 0,
         reason: BalanceReason::VoidRefund,
     };
     assert_eq!(e.private_to(), Some("alice"));

@@ -1,16 +1,18 @@
-//! The bet book and its policies: timing, limits, raise/reject, balance, the tie rule, side
-//! bets, the progression cap, the self-limit, all-or-nothing requests, clear, rebet, and
-//! idempotent retries.
+//! The bet book and its policies: timing, limits, raise/reject, the wallet's answer, the
+//! tie rule, side bets, the progression cap, all-or-nothing requests, clear, rebet, and
+//! idempotent retries. (The balance and the self-limit are the wallet's: `banco-wallet`.)
 #![allow(clippy::unwrap_used, clippy::field_reassign_with_default)]
 
 mod support;
 
 use banco_rules::BetKind::{self, Banker, Big, Player, PlayerPair, Tie};
 use banco_table::book::{PositionRefusal, PositionTotal, Raise};
-use banco_table::table::{REMEMBERED_REQUESTS, SELF_LIMIT_PERIOD_MS};
+use banco_table::table::REMEMBERED_REQUESTS;
 use banco_table::{
-    Command, Currency, Event, Limits, Pacing, Refusal, RoundId, Table, TablePolicy, UnderMinimum,
+    BetRefusal, Command, Currency, Event, Limits, Pacing, Refusal, RoundId, Table, TablePolicy,
+    UnderMinimum,
 };
+use banco_wallet::WalletError;
 use support::*;
 
 const EUR: Currency = Currency::EUR;
@@ -31,10 +33,13 @@ fn position_refusals(r: Refusal) -> Vec<PositionRefusal> {
 }
 
 fn accepted(events: &[Event]) -> (Vec<(BetKind, i64)>, Vec<Raise>) {
-    match &events[0] {
-        Event::BetsAccepted { bets, raised, .. } => (bets.clone(), raised.clone()),
-        other => panic!("{other:?}"),
-    }
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::BetsAccepted { bets, raised, .. } => Some((bets.clone(), raised.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("not accepted: {events:?}"))
 }
 
 #[test]
@@ -127,7 +132,7 @@ fn under_the_minimum_is_raised_by_default() {
             accepted: 500
         }]
     );
-    assert_eq!(t.balance("alice"), 100_000 - 1_200);
+    assert_eq!(t.balance("alice"), Some(100_000 - 1_200));
     // Adding chips to a position that already holds the minimum is not raised.
     let events = ok(&mut t, bets("alice", &round, &[(Player, 100)], "k2", 3));
     assert_eq!(accepted(&events), (vec![(Player, 100)], vec![]));
@@ -178,30 +183,38 @@ fn over_the_maximum_and_over_the_balance() {
         &position_refusals(r)[..],
         [PositionRefusal::OverMaximum { total: 10_201, .. }]
     ));
-    let r = refused(
+    // The balance is the wallet's to decide: the request passes the table's checks, then
+    // its debits are refused, all of them, and cancelled.
+    let events = ok(
         &mut t,
         bets("poor", &round, &[(Player, 500), (Big, 500)], "p", 3),
     );
     assert_eq!(
-        r,
-        Refusal::OverBalance {
-            player: "poor".into(),
+        wallet_refusal(&events),
+        Some(WalletError::InsufficientFunds {
             needed: 1_000,
-            balance: 900,
-            currency: EUR,
-        }
+            available: 900,
+        })
     );
     // The raise counts against the balance.
-    let r = refused(
+    let events = ok(
         &mut t,
-        bets("poor", &round, &[(Player, 400), (Big, 450)], "p", 3),
+        bets("poor", &round, &[(Player, 400), (Big, 450)], "p2", 3),
     );
     assert!(
-        matches!(r, Refusal::OverBalance { needed: 1_000, .. }),
-        "{r}"
+        matches!(
+            wallet_refusal(&events),
+            Some(WalletError::InsufficientFunds { needed: 1_000, .. })
+        ),
+        "{events:?}"
     );
-    ok(&mut t, bets("poor", &round, &[(Player, 900)], "p", 3));
-    assert_eq!(t.balance("poor"), 0);
+    assert_eq!(
+        t.stakes("poor"),
+        None,
+        "nothing of a refused request is taken"
+    );
+    ok(&mut t, bets("poor", &round, &[(Player, 900)], "p3", 3));
+    assert_eq!(t.balance("poor"), Some(0));
 }
 
 #[test]
@@ -303,15 +316,11 @@ fn a_request_is_all_or_nothing_with_every_reason() {
 fn round_with(t: &mut Table, now: u64, stake: Option<i64>) -> Result<(), Refusal> {
     let round = open(t, now);
     let result = match stake {
-        Some(s) => t
-            .apply(&bets(
-                "alice",
-                &round,
-                &[(Player, s)],
-                &format!("k{now}"),
-                now + 1,
-            ))
-            .map(|_| ()),
+        Some(s) => try_apply(
+            t,
+            &bets("alice", &round, &[(Player, s)], &format!("k{now}"), now + 1),
+        )
+        .map(|_| ()),
         None => Ok(()),
     };
     finish_nth(t, now + 2, now / 100);
@@ -361,10 +370,7 @@ fn progression_cap_from_the_fourth_consecutive_round() {
     finish_nth(&mut t, 1_004, 10);
     // 5th: 337 + 168 = 505.
     let round = open(&mut t, 2_000);
-    assert!(
-        t.apply(&bets("alice", &round, &[(Player, 506)], "d", 2_001))
-            .is_err()
-    );
+    assert!(try_apply(&mut t, &bets("alice", &round, &[(Player, 506)], "d", 2_001)).is_err());
     ok(&mut t, bets("alice", &round, &[(Player, 505)], "e", 2_002));
     finish_nth(&mut t, 2_003, 11);
     // A round without a Player bet breaks the streak; a voided round does not count.
@@ -409,91 +415,13 @@ fn progression_cap_defaults_by_pacing() {
 }
 
 #[test]
-fn self_limit_lower_only_and_once_a_week() {
-    let mut t = live_table_with(&[("alice", 100_000)]);
-    let limit = |max, now_ms| Command::SetSelfLimit {
-        player: "alice".into(),
-        max_bet_minor: max,
-        now_ms,
-    };
-    let t0 = 1_000_000;
-    assert!(matches!(
-        refused(&mut t, limit(0, t0)),
-        Refusal::SelfLimitNotPositive { .. }
-    ));
-    ok(&mut t, limit(1_000, t0));
-    assert_eq!(t.self_limit("alice"), Some(1_000));
-    let round = open(&mut t, t0 + 1);
-    let r = refused(
-        &mut t,
-        bets(
-            "alice",
-            &round,
-            &[(Player, 1_500), (Big, 1_001)],
-            "k",
-            t0 + 2,
-        ),
-    );
-    assert_eq!(
-        position_refusals(r.clone()),
-        vec![
-            PositionRefusal::OverSelfLimit {
-                kind: Player,
-                total: 1_500,
-                limit: 1_000,
-                currency: EUR,
-            },
-            PositionRefusal::OverSelfLimit {
-                kind: Big,
-                total: 1_001,
-                limit: 1_000,
-                currency: EUR,
-            },
-        ]
-    );
-    assert!(
-        r.to_string().contains("over your self-limit of €10.00"),
-        "{r}"
-    );
-    ok(
-        &mut t,
-        bets("alice", &round, &[(Player, 1_000)], "k", t0 + 2),
-    );
-    let r = refused(&mut t, limit(800, t0 + 86_400_000));
-    assert_eq!(
-        r,
-        Refusal::SelfLimitTooSoon {
-            asked: 800,
-            set_at: t0,
-            next_at: t0 + SELF_LIMIT_PERIOD_MS,
-            currency: EUR,
-        }
-    );
-    let r = refused(&mut t, limit(1_200, t0 + 8 * 86_400_000));
-    assert_eq!(
-        r,
-        Refusal::SelfLimitNotLower {
-            asked: 1_200,
-            current: 1_000,
-            currency: EUR,
-        }
-    );
-    assert!(matches!(
-        refused(&mut t, limit(1_000, t0 + 8 * 86_400_000)),
-        Refusal::SelfLimitNotLower { .. }
-    ));
-    ok(&mut t, limit(800, t0 + SELF_LIMIT_PERIOD_MS));
-    assert!(matches!(
-        refused(&mut t, limit(700, t0 + SELF_LIMIT_PERIOD_MS + 1)),
-        Refusal::SelfLimitTooSoon { .. }
-    ));
-}
-
-#[test]
 fn a_retried_request_returns_its_original_result() {
     let mut t = live_table_with(&[("alice", 100_000)]);
     let round = open(&mut t, 1);
     let first = ok(&mut t, bets("alice", &round, &[(Player, 100)], "req-1", 2));
+    // The answer is the wallet's, after the request went out to it.
+    assert!(matches!(&first[0], Event::BetsPending { .. }));
+    let first = first[1..].to_vec();
     let after_first = t.clone();
     let again = ok(&mut t, bets("alice", &round, &[(Player, 100)], "req-1", 3));
     assert_eq!(
@@ -505,7 +433,7 @@ fn a_retried_request_returns_its_original_result() {
         }]
     );
     assert_eq!(t, after_first, "a retry changes nothing");
-    assert_eq!(t.balance("alice"), 99_500);
+    assert_eq!(t.balance("alice"), Some(99_500));
     // Even after betting closed, the retry gets its answer.
     ok(&mut t, close_betting(4));
     assert!(matches!(
@@ -520,36 +448,7 @@ fn a_retried_request_returns_its_original_result() {
     let round = open(&mut t, 1);
     ok(&mut t, bets("alice", &round, &[(Player, 500)], "same", 2));
     let events = ok(&mut t, bets("bob", &round, &[(Player, 500)], "same", 2));
-    assert!(matches!(&events[0], Event::BetsAccepted { .. }));
-}
-
-#[test]
-fn a_retried_deposit_credits_once() {
-    let mut t = table(Pacing::Live);
-    ok(&mut t, deposit("alice", 5_000, "cashier-77"));
-    let events = ok(&mut t, deposit("alice", 5_000, "cashier-77"));
-    assert!(matches!(&events[0], Event::Replayed { .. }));
-    assert_eq!(t.balance("alice"), 5_000);
-    let r = refused(&mut t, deposit("alice", 6_000, "cashier-77"));
-    assert!(r.to_string().contains("already used"), "{r}");
-    assert!(matches!(
-        refused(&mut t, deposit("alice", 0, "z")),
-        Refusal::NotPositive { .. }
-    ));
-    let withdraw = |amount, key: &str| Command::Withdraw {
-        player: "alice".into(),
-        amount,
-        key: key.into(),
-        now_ms: 0,
-    };
-    assert!(matches!(
-        refused(&mut t, withdraw(5_001, "w1")),
-        Refusal::Ledger(_)
-    ));
-    ok(&mut t, withdraw(2_000, "w1"));
-    ok(&mut t, withdraw(2_000, "w1"));
-    assert_eq!(t.balance("alice"), 3_000);
-    assert_eq!(t.ledger().withdrawals(), 2_000);
+    assert!(matches!(&events[1], Event::BetsAccepted { .. }));
 }
 
 #[test]
@@ -584,7 +483,7 @@ fn clear_and_rebet() {
     assert!(
         matches!(&events[0], Event::BetsCleared { refunded, .. } if refunded.values().sum::<i64>() == 1_500)
     );
-    assert_eq!(t.balance("alice"), 100_000);
+    assert_eq!(t.balance("alice"), Some(100_000));
     assert!(matches!(
         &ok(&mut t, clear("c1", 4))[0],
         Event::Replayed { .. }
@@ -617,12 +516,12 @@ fn a_key_forgotten_after_the_remembered_requests_is_a_new_request() {
     // (and `ok` checks that the ledger moved the money the book now holds).
     let events = ok(&mut t, first);
     assert!(
-        matches!(&events[0], Event::BetsAccepted { .. }),
+        matches!(&events[1], Event::BetsAccepted { .. }),
         "{events:?}"
     );
     let staked = 500 + 100 * REMEMBERED_REQUESTS as i64 + 500;
     assert_eq!(t.stakes("alice").unwrap()[&Player], staked);
-    assert_eq!(t.balance("alice"), 1_000_000 - staked);
+    assert_eq!(t.balance("alice"), Some(1_000_000 - staked));
 }
 
 #[test]
@@ -658,4 +557,15 @@ fn bet_totals_follow_bets_and_clears() {
         &events[2],
         Event::BetTotals { totals, .. } if totals.clone().into_iter().collect::<Vec<_>>() == expected
     ));
+}
+
+/// Why the wallet refused the bet request answered in `events`, if it did.
+fn wallet_refusal(events: &[Event]) -> Option<WalletError> {
+    events.iter().find_map(|e| match e {
+        Event::BetsRefused {
+            why: BetRefusal::Wallet { error },
+            ..
+        } => Some(error.clone()),
+        _ => None,
+    })
 }

@@ -291,14 +291,6 @@ fn only_a_player_the_table_has_seen_can_be_muted() {
     assert_eq!(t, before, "a refusal changes nothing");
     // Whoever chatted, holds money or sits here can be.
     ok(&mut t, mute("bob77", 30, "insults", 1_000));
-    ok(
-        &mut t,
-        Command::Deposit {
-            player: "carol".into(),
-            amount: 1_000,
-            key: "dep-carol".into(),
-            now_ms: 1_000,
-        },
-    );
+    fund(&mut t, "carol", 1_000);
     ok(&mut t, mute("carol", 5, "pre-emptive", 1_000));
 }

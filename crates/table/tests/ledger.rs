@@ -11,13 +11,7 @@ use banco_table::{BalanceReason, Command, Event, Pacing, Phase};
 use proptest::prelude::*;
 use support::*;
 
-fn entry(
-    key: &str,
-    kind: EntryKind,
-    from: Option<Account>,
-    to: Option<Account>,
-    amount: i64,
-) -> Entry {
+fn entry(key: &str, kind: EntryKind, from: Account, to: Account, amount: i64) -> Entry {
     Entry {
         key: key.into(),
         kind,
@@ -25,79 +19,62 @@ fn entry(
         to,
         amount,
         round_id: None,
+        tx: None,
     }
 }
 
-fn alice() -> Option<Account> {
-    Some(Account::Player("alice".into()))
+fn alice() -> Account {
+    Account::Player("alice".into())
 }
 
 #[test]
 fn transfers_are_checked_and_idempotent() {
     let mut l = Ledger::default();
-    let dep = entry("d1", EntryKind::Deposit, None, alice(), 1_000);
-    assert_eq!(l.post(dep.clone()), Ok(Posted::New));
-    assert_eq!(l.post(dep), Ok(Posted::Duplicate));
-    assert_eq!(l.balance("alice"), 1_000);
+    let stake = entry("s1", EntryKind::Stake, alice(), Account::InPlay, 1_000);
+    assert_eq!(l.post(stake.clone()), Ok(Posted::New));
+    assert_eq!(l.post(stake), Ok(Posted::Duplicate));
+    // What the table took from alice's wallet: her net here is down by it.
+    assert_eq!((l.net("alice"), l.in_play()), (-1_000, 1_000));
     assert_eq!(
-        l.post(entry("d1", EntryKind::Deposit, None, alice(), 999)),
-        Err(LedgerError::KeyReused { key: "d1".into() })
+        l.post(entry("s1", EntryKind::Stake, alice(), Account::InPlay, 999)),
+        Err(LedgerError::KeyReused { key: "s1".into() })
     );
     let before = l.clone();
+    // Bets in play never go negative: no more can leave than was staked.
     let r = l.post(entry(
-        "s1",
-        EntryKind::Stake,
+        "r0",
+        EntryKind::Refund,
+        Account::InPlay,
         alice(),
-        Some(Account::InPlay),
         1_001,
     ));
+    assert!(
+        matches!(
+            r,
+            Err(LedgerError::Insufficient {
+                balance: 1_000,
+                amount: 1_001,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert!(matches!(
-        r,
-        Err(LedgerError::Insufficient {
-            balance: 1_000,
-            amount: 1_001,
-            ..
-        })
-    ));
-    assert!(matches!(
-        l.post(entry(
-            "s0",
-            EntryKind::Stake,
-            alice(),
-            Some(Account::InPlay),
-            0
-        )),
+        l.post(entry("s0", EntryKind::Stake, alice(), Account::InPlay, 0)),
         Err(LedgerError::NonPositive { .. })
     ));
-    assert_eq!(l, before);
-    l.post(entry(
-        "s1",
-        EntryKind::Stake,
-        alice(),
-        Some(Account::InPlay),
-        600,
-    ))
-    .unwrap();
-    l.post(entry(
-        "w1",
-        EntryKind::Payout,
-        Some(Account::House),
-        alice(),
-        600,
-    ))
-    .unwrap();
+    assert_eq!(l, before, "a refused transfer moves nothing");
+    l.post(entry("w1", EntryKind::Payout, Account::House, alice(), 950))
+        .unwrap();
     l.post(entry(
         "r1",
         EntryKind::Payout,
-        Some(Account::InPlay),
+        Account::InPlay,
         alice(),
-        600,
+        1_000,
     ))
     .unwrap();
-    assert_eq!(
-        (l.balance("alice"), l.house(), l.in_play()),
-        (1_600, -600, 0)
-    );
+    assert_eq!((l.net("alice"), l.house(), l.in_play()), (950, -950, 0));
     l.check().unwrap();
     assert_eq!(l.start_round().len(), 3);
     assert!(l.round_entries().is_empty());
@@ -143,12 +120,13 @@ fn void_refunds_every_stake_and_the_books_balance() {
     let cmd = void(&t, "shoe jammed", 5);
     let events = ok(&mut t, cmd);
     for (p, refund) in [("a", 5_500), ("b", 7_600), ("c", 1_400)] {
-        assert_eq!(t.balance(p), 50_000);
+        assert_eq!(t.balance(p), Some(50_000));
         assert!(events.contains(&Event::BalanceChanged {
             player: p.into(),
             balance: 50_000,
             delta: refund,
             in_play: 0,
+            pending: 0,
             reason: BalanceReason::VoidRefund,
         }));
     }
@@ -233,13 +211,15 @@ proptest! {
             now += 10;
             if t.shoe().is_none() && !t.phase().round_in_progress() {
                 dealer = Dealer::new(shoe, seed.wrapping_add(i as u64));
-                t.apply(&open_shoe(shoe, now)).unwrap();
+                ok(&mut t, open_shoe(shoe, now));
             }
             let key = format!("k{i}");
             let from_dealer = matches!(op, Op::Deal);
             let cmd = match op {
-                Op::Deposit(p, a) => deposit(PLAYERS[p], a, &key),
-                Op::Withdraw(p, a) => Command::Withdraw { player: PLAYERS[p].into(), amount: a, key, now_ms: now },
+                // The cashier, told by the wallet; it withdraws no more than the player has.
+                Op::Deposit(p, a) => funding(&t, PLAYERS[p], a),
+                Op::Withdraw(p, a) if t.balance(PLAYERS[p]).unwrap_or(0) >= a => funding(&t, PLAYERS[p], -a),
+                Op::Withdraw(..) => continue,
                 Op::Open => open_betting(now),
                 Op::Close => close_betting(now),
                 Op::Bet(p, k, a) => {
@@ -260,21 +240,27 @@ proptest! {
                 },
             };
             let before = t.clone();
-            match t.apply(&cmd) {
+            // The command with the wallet's answers to it (see `support::ok`).
+            match try_apply(&mut t, &cmd) {
                 Ok(events) => {
-                    // Every balance change is told, once per player, with its delta; the
-                    // deltas add up to the change, and in_play is the stake left in play.
+                    // Every balance change is told with its delta: each event's balance is
+                    // the one before plus its delta, they add up to the change, and the
+                    // last one's in_play is the stake left in play.
                     let mut told = std::collections::BTreeMap::new();
                     for e in &events {
                         if let Event::BalanceChanged { player, balance, delta, in_play, .. } = e {
-                            prop_assert!(told.insert(player.clone(), *delta).is_none(), "two BalanceChanged for {} after {:?}", player, cmd);
-                            prop_assert_eq!(*balance, t.balance(player));
-                            prop_assert_eq!(*in_play, t.stakes_in_play(player).values().sum::<i64>());
+                            let running = told.entry(player.clone()).or_insert_with(|| (before.balance(player).unwrap_or(0), 0));
+                            prop_assert_eq!(running.0 + delta, *balance, "{} after {:?}", player, cmd);
+                            *running = (*balance, *in_play);
                         }
                     }
                     for p in PLAYERS {
-                        let change = t.balance(p) - before.balance(p);
-                        prop_assert_eq!(told.get(p).copied().unwrap_or(0), change, "{} after {:?}", p, cmd);
+                        let change = t.balance(p).unwrap_or(0) - before.balance(p).unwrap_or(0);
+                        let told_balance = told.get(p).map_or(before.balance(p).unwrap_or(0), |r| r.0);
+                        prop_assert_eq!(told_balance, before.balance(p).unwrap_or(0) + change, "{} after {:?}", p, cmd);
+                        if let Some(&(_, in_play)) = told.get(p) {
+                            prop_assert_eq!(in_play, t.stakes_in_play(p).values().sum::<i64>());
+                        }
                     }
                     // The dealer's next card went to the table only if it was accepted; an
                     // undone card goes back to the dealer.

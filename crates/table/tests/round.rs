@@ -40,8 +40,8 @@ fn a_full_round() {
             1_200,
         ),
     );
-    assert_eq!(t.balance("alice"), 9_000);
-    assert_eq!(t.balance("bob"), 7_500);
+    assert_eq!(t.balance("alice"), Some(9_000));
+    assert_eq!(t.balance("bob"), Some(7_500));
     assert_eq!(t.ledger().in_play(), 3_500);
     let snap = t.snapshot();
     assert_eq!(snap.bet_totals[&BetKind::Player].amount, 1_000);
@@ -73,8 +73,8 @@ fn a_full_round() {
     let events = ok(&mut t, cmd);
     assert_eq!(t.phase(), Phase::Settled);
     // Alice loses 1000; Bob's Banker wins 1900 (0.95:1), his Tie loses 500.
-    assert_eq!(t.balance("alice"), 9_000);
-    assert_eq!(t.balance("bob"), 11_400);
+    assert_eq!(t.balance("alice"), Some(9_000));
+    assert_eq!(t.balance("bob"), Some(11_400));
     assert_eq!(t.ledger().house(), -400);
     assert_eq!(t.ledger().in_play(), 0);
     let Event::Settled {
@@ -86,12 +86,22 @@ fn a_full_round() {
     assert_eq!(*house_net, -400);
     assert_eq!(players["bob"][0].outcome, BetOutcome::Win);
     assert_eq!(players["bob"][0].winnings, 1_900);
-    // Bob staked 2_000 + 500 and gets 2_000 + 1_900 back: a credit of 3_900.
+    // Bob staked 2_000 + 500 and gets 2_000 + 1_900 back: a credit of 3_900, owed at the
+    // settlement and credited once the wallet acknowledges it.
+    assert!(events.contains(&Event::BalanceChanged {
+        player: "bob".into(),
+        balance: 7_500,
+        delta: 0,
+        in_play: 0,
+        pending: 3_900,
+        reason: BalanceReason::Settlement,
+    }));
     assert!(events.contains(&Event::BalanceChanged {
         player: "bob".into(),
         balance: 11_400,
         delta: 3_900,
         in_play: 0,
+        pending: 0,
         reason: BalanceReason::Settlement,
     }));
     let Some(Event::RoundFinished(record)) =
@@ -335,7 +345,7 @@ fn void_from_every_phase_before_settled() {
         let cmd = void(&t, "scanner malfunction", 5);
         let events = ok(&mut t, cmd);
         assert_eq!(t.phase(), Phase::Voided);
-        assert_eq!(t.balance("alice"), 10_000);
+        assert_eq!(t.balance("alice"), Some(10_000));
         let Event::RoundVoided { refunds, void, .. } = &events[0] else {
             panic!()
         };

@@ -299,7 +299,7 @@ fn a_new_shoe_shows_no_round_of_the_shoe_before() {
 fn the_snapshot_shows_the_burn_and_what_a_finished_round_moved() {
     let mut t = table(banco_table::Pacing::Live);
     for (p, amount) in [("alice", 10_000), ("bob", 10_000)] {
-        ok(&mut t, deposit(p, amount, &format!("dep-{p}")));
+        fund(&mut t, p, amount);
     }
     ok(
         &mut t,

@@ -194,7 +194,7 @@ pub struct BalanceChange {
 /// Why a wallet did not make a movement. Only [`WalletError::Unavailable`] may succeed when
 /// sent again as it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[serde(tag = "error", rename_all = "snake_case")]
+#[serde(tag = "error", content = "detail", rename_all = "snake_case")]
 pub enum WalletError {
     #[error("insufficient funds: {needed} needed, {available} available (minor units)")]
     InsufficientFunds { needed: i64, available: i64 },
@@ -309,5 +309,38 @@ mod tests {
         );
         let err = serde_json::from_str::<TxId>("\"a/b\"").unwrap_err();
         assert!(err.to_string().contains("`/` is not allowed"), "{err}");
+    }
+
+    /// A table journals the wallet's refusals (`WalletDebited`): every one must be written
+    /// and read back as it was, the ones carrying a text too.
+    #[test]
+    fn every_wallet_error_is_journaled_and_read_back() {
+        let tx = TxId::new("debit:r:p:1:banker").unwrap();
+        let errors = [
+            WalletError::InsufficientFunds {
+                needed: 5,
+                available: 1,
+            },
+            WalletError::SelfLimit { limit: 1, asked: 2 },
+            WalletError::AccountBlocked,
+            WalletError::InvalidSession("expired".to_owned()),
+            WalletError::Unavailable("no answer within 3000 ms".to_owned()),
+            WalletError::Conflict {
+                tx: tx.clone(),
+                why: "amount".to_owned(),
+            },
+            WalletError::Cancelled { tx: tx.clone() },
+            WalletError::AlreadySettled { tx: tx.clone() },
+            WalletError::DebitDoesNotExist { tx },
+            WalletError::Invalid("amount_minor".to_owned()),
+        ];
+        for error in errors {
+            let json = serde_json::to_string(&error).unwrap();
+            assert_eq!(
+                serde_json::from_str::<WalletError>(&json).unwrap(),
+                error,
+                "{json}"
+            );
+        }
     }
 }

@@ -24,6 +24,7 @@
 //!   error is the wallet's decision about that request.
 
 pub mod api;
+pub mod memory;
 pub mod seamless;
 pub mod store;
 
@@ -31,4 +32,5 @@ pub use api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, CreditKind, Debit, Receipt,
     SelfLimit, TxId, TxIdError, Wallet, WalletError,
 };
+pub use memory::MemoryWallet;
 pub use store::{Store, StoreError, StoreOptions};

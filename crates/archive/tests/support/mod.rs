@@ -37,7 +37,7 @@ pub fn chain() -> Chain {
 
 fn ok(t: &mut Table, cmd: Command, finished: &mut Vec<FinishedRound>) {
     let events = t
-        .apply(&cmd)
+        .apply_with_instant_wallet(&cmd)
         .unwrap_or_else(|r| panic!("{cmd:?} refused: {r}"));
     for e in events {
         if let Event::RoundFinished(round) = e {
@@ -58,17 +58,9 @@ pub fn play(table: &str, hands: u32, start_ms: u64) -> Vec<FinishedRound> {
         now += 1000;
         now
     };
-    for (i, p) in ["p1", "p2"].iter().enumerate() {
-        ok(
-            &mut t,
-            Command::Deposit {
-                player: (*p).into(),
-                amount: 10_000_000,
-                key: format!("dep-{i}"),
-                now_ms: 0,
-            },
-            &mut out,
-        );
+    for p in ["p1", "p2"] {
+        let funding = banco_table::instant_wallet::funding(&t, p, 10_000_000);
+        ok(&mut t, funding, &mut out);
     }
     let config = ShoeConfig {
         decks: 8,

@@ -4,7 +4,7 @@ use crate::metrics::HubMetrics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use banco_rules::Scoreboard;
 use banco_table::actor::{ActorError, Published, TableHandle};
@@ -234,7 +234,7 @@ impl HubTask {
                 Some(round_id),
             ) => {
                 let warn_at = closes_at.saturating_sub(millis(LAST_BETS_BEFORE));
-                let wait = warn_at.saturating_sub(unix_ms());
+                let wait = warn_at.saturating_sub(crate::wire::unix_ms());
                 Some(LastBets {
                     at: Instant::now() + Duration::from_millis(wait),
                     round_id: round_id.to_string(),
@@ -250,7 +250,7 @@ impl HubTask {
         if self.last_bets.as_ref().is_some_and(|l| l.at <= now)
             && let Some(warning) = self.last_bets.take()
         {
-            let remaining = warning.closes_at.saturating_sub(unix_ms());
+            let remaining = warning.closes_at.saturating_sub(crate::wire::unix_ms());
             self.emit(Outgoing {
                 to: None,
                 round_id: warning.round_id,
@@ -502,12 +502,6 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn millis(d: Duration) -> u64 {

@@ -233,6 +233,29 @@ pub(crate) fn translate(
                         .collect(),
                 }),
             )),
+            Event::BetsRefused {
+                player,
+                round_id,
+                key,
+                bets,
+                why,
+            } => {
+                let refusal = crate::wire::bet_refusal_to_pb(why, currency);
+                for &(kind, stake) in bets {
+                    out.push(Outgoing::private(
+                        player,
+                        &round_id.to_string(),
+                        Wire::BetRefused(pb::BetRefused {
+                            idempotency_key: key.clone(),
+                            bet: Some(pb::Bet {
+                                kind: pb::BetKind::from(kind).into(),
+                                stake_minor: stake,
+                            }),
+                            refusal: Some(refusal.clone()),
+                        }),
+                    ));
+                }
+            }
             Event::LastHand { shoe } => out.push(Outgoing::public(
                 round,
                 shoe_event(table, *shoe, pb::ShoeEventKind::LastHand, after, |_| {}),
@@ -248,6 +271,7 @@ pub(crate) fn translate(
                 balance,
                 delta,
                 in_play,
+                pending,
                 reason,
             } => out.push(Outgoing::private(
                 player,
@@ -257,6 +281,7 @@ pub(crate) fn translate(
                         available_minor: *balance,
                         in_play_minor: *in_play,
                         currency: currency.to_owned(),
+                        pending_minor: *pending,
                     }),
                     delta_minor: *delta,
                     reason: balance_reason(*reason).to_owned(),
@@ -310,9 +335,9 @@ pub(crate) fn translate(
             )),
             // Money records show through their BalanceChanged; the rest is the table's.
             Event::BetsCleared { .. }
-            | Event::SelfLimitSet { .. }
-            | Event::Deposited { .. }
-            | Event::Withdrawn { .. }
+            | Event::BetsPending { .. }
+            | Event::WalletOwed { .. }
+            | Event::WalletAcked { .. }
             | Event::Replayed { .. }
             | Event::RoundFinished(_) => {}
         }
@@ -353,7 +378,7 @@ const fn balance_reason(reason: BalanceReason) -> &'static str {
         BalanceReason::Clear => "clear",
         BalanceReason::Settlement => "settlement",
         BalanceReason::VoidRefund => "void_refund",
-        BalanceReason::Deposit => "deposit",
-        BalanceReason::Withdrawal => "withdrawal",
+        BalanceReason::Cancelled => "cancelled",
+        BalanceReason::Elsewhere => "elsewhere",
     }
 }

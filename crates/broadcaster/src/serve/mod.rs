@@ -31,7 +31,7 @@ use tonic::service::interceptor::InterceptedService;
 use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
 use crate::limits::{PlayerGuard, RequestLimits};
-use crate::player_service::PlayerServer;
+use crate::player_service::{PlayerServer, WelcomeCredit};
 use crate::subscribe::{PlayerRoutes, SubscribeRoute};
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
@@ -46,9 +46,9 @@ pub struct ServeOptions {
     pub verifier: Arc<Verifier>,
     /// The tables served; their ids must differ.
     pub tables: Vec<HostedTable>,
-    /// Minor units deposited (once, journaled) for a player who bets at a table with no
-    /// money there; 0: none (real deployments credit players through a cashier).
-    pub welcome_credit: i64,
+    /// A deposit into the wallet for each player seen for the first time (demos, tests);
+    /// `None`: players are funded by the casino's cashier.
+    pub welcome: Option<WelcomeCredit>,
     /// ISO 4217 code of the tables' minor units.
     pub currency: String,
     /// Serve over TLS (clients connect with `https://`); `None`: plaintext, which is
@@ -76,7 +76,7 @@ impl ServeOptions {
         ServeOptions {
             verifier,
             tables,
-            welcome_credit: 0,
+            welcome: None,
             currency: "EUR".to_owned(),
             tls: None,
             fanout: FanoutLimits::default(),
@@ -95,7 +95,7 @@ impl ServeOptions {
 pub enum StartError {
     #[error("table `{0}` is given twice")]
     DuplicateTable(String),
-    #[error("welcome credit {0}: must be 0 or a positive number of minor units")]
+    #[error("welcome credit {0}: must be a positive number of minor units")]
     WelcomeCredit(i64),
     #[error(transparent)]
     Hub(#[from] crate::hub::HubError),
@@ -139,8 +139,8 @@ pub async fn serve(
         .as_ref()
         // web: browsers may choose HTTP/1.1 over TLS.
         .map(|tls| tokio_rustls::TlsAcceptor::from(crate::web::with_http1(&tls.rustls_config())));
-    if options.welcome_credit < 0 {
-        return Err(StartError::WelcomeCredit(options.welcome_credit).into());
+    if let Some(welcome) = options.welcome.as_ref().filter(|w| w.amount <= 0) {
+        return Err(StartError::WelcomeCredit(welcome.amount).into());
     }
     let count = options.tables.len();
     let tables = Arc::new(Tables::new(options.tables));
@@ -174,7 +174,7 @@ pub async fn serve(
     let video_ingest = VideoIngestServer::new(Arc::clone(&tables));
     let player_service = Arc::new(PlayerServer::new(
         Arc::clone(&tables),
-        options.welcome_credit,
+        options.welcome,
         options.currency,
     ));
     tracing::info!(

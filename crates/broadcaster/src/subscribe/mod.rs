@@ -15,7 +15,6 @@ mod routes;
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_table::Phase;
@@ -99,6 +98,8 @@ async fn fresh(
     hub: &Hub,
     player: &str,
 ) -> Result<(Shown, u64, Attached), Status> {
+    // The wallet's balance, read first: any later change reaches the stream as an event.
+    let available = server.available(player).await?;
     for _ in 0..JOIN_TRIES {
         let joined = table
             .handle()
@@ -115,7 +116,7 @@ async fn fresh(
                         .as_ref()
                         .map(ToString::to_string)
                         .unwrap_or_default(),
-                    snapshot: snapshot(server, table, &joined),
+                    snapshot: snapshot(server, table, &joined, available),
                 };
                 return Ok((shown, seq, attached));
             }
@@ -281,7 +282,12 @@ impl Stream for Subscription {
 }
 
 /// What a subscriber is shown on joining: the table, and the caller's own bets and money.
-fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::Snapshot {
+fn snapshot(
+    server: &PlayerServer,
+    table: &HostedTable,
+    joined: &Joined,
+    available: i64,
+) -> pb::Snapshot {
     let state = wire::round_state(&joined.table, hub::through(joined.seq));
     let (closes_at, countdown_ms) = match joined.table.phase {
         Phase::BettingOpen {
@@ -289,7 +295,7 @@ fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::
             ..
         } => (
             Some(wire::timestamp(closes_at)),
-            u32::try_from(closes_at.saturating_sub(unix_ms())).unwrap_or(u32::MAX),
+            u32::try_from(closes_at.saturating_sub(crate::wire::unix_ms())).unwrap_or(u32::MAX),
         ),
         _ => (None, 0),
     };
@@ -313,7 +319,7 @@ fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::
                 stake_minor: stake,
             })
             .collect(),
-        balance: Some(server.balance(position.balance, position.in_play())),
+        balance: Some(server.balance(available, position.in_play(), position.pending)),
         cards_left: state.cards_left,
         table: Some(server.info(
             table,
@@ -321,10 +327,4 @@ fn snapshot(server: &PlayerServer, table: &HostedTable, joined: &Joined) -> pb::
             joined.scoreboard.last_results(LAST_RESULTS_SHOWN),
         )),
     }
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

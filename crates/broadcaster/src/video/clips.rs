@@ -451,19 +451,20 @@ mod tests {
         close_betting(&table).await;
         deal_and_confirm(&table, &first, ["9S", "2H", "KD", "3C"]).await;
         // More events than the channel keeps for a subscriber that does not read.
-        let deposits = (0..1100).map(|i| {
+        let changes = (0..1100).map(|i| {
             table.submit(
                 None,
-                Command::Deposit {
+                Command::WalletChanged {
                     player: format!("p{}", i % 7),
-                    amount: 100,
-                    key: format!("deposit-{i}"),
+                    balance: 100 * i,
+                    delta: 100,
+                    reason: "deposit".into(),
                     now_ms: 0,
                 },
             )
         });
-        for deposit in futures::future::join_all(deposits).await {
-            deposit.unwrap();
+        for change in futures::future::join_all(changes).await {
+            change.unwrap();
         }
         let following = {
             let (table, relay) = (table.clone(), Arc::clone(&relay));

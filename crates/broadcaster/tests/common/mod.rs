@@ -7,10 +7,11 @@ pub(crate) use std::time::{Duration, SystemTime};
 
 pub(crate) use banco_auth::keys::signing_key_from_seed;
 pub(crate) use banco_auth::{BearerToken, Issuer, Role};
-pub(crate) use banco_broadcaster::{FanoutLimits, HostedTable, ServeOptions, serve};
+pub(crate) use banco_broadcaster::{FanoutLimits, HostedTable, ServeOptions, WelcomeCredit, serve};
 pub(crate) use banco_rules::shoe::ShoeConfig;
 pub(crate) use banco_table::actor::{ActorConfig, ActorTask, Clock, LocalRules, MemorySink, spawn};
 pub(crate) use banco_table::{Pacing, TableConfig};
+pub(crate) use banco_wallet::MemoryWallet;
 pub(crate) use banco_wire::pb;
 pub(crate) use banco_wire::pb::player_service_client::PlayerServiceClient;
 pub(crate) use banco_wire::pb::table_service_client::TableServiceClient;
@@ -97,8 +98,11 @@ impl Harness {
         configure: impl FnOnce(&mut ServeOptions),
     ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
+        let wallet = Arc::new(MemoryWallet::new());
+        let mut actor = ActorConfig::in_dir(config.clone(), dir.path());
+        actor.wallet = wallet.clone();
         let (handle, task) = spawn(
-            ActorConfig::in_dir(config.clone(), dir.path()),
+            actor,
             Arc::new(LocalRules),
             Arc::new(MemorySink::new()),
             Clock::system(),
@@ -114,7 +118,10 @@ impl Harness {
             Arc::new(issuer.verifier()),
             vec![HostedTable::new(handle, config, shoe)],
         );
-        options.welcome_credit = WELCOME;
+        options.welcome = Some(WelcomeCredit {
+            amount: WELCOME,
+            cashier: wallet,
+        });
         options.fanout = fanout;
         let (server_tls, client_tls) = tls.unzip();
         options.tls = server_tls;

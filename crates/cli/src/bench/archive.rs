@@ -20,7 +20,9 @@ use banco_archive::{Appended, Store, TrustedKeys};
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
 use banco_rules::{BetKind, Card, Shoe};
 use banco_table::actor::{Chain, TableSigner};
-use banco_table::{CardSource, Command, Event, Pacing, Table, TableConfig};
+use banco_table::{
+    CardSource, Command, DebitOutcome, Event, Pacing, Table, TableConfig, WalletAck,
+};
 use banco_wire::pb;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
@@ -72,8 +74,37 @@ fn apply(
         .apply(cmd)
         .map_err(|r| anyhow::anyhow!("the table refused {cmd:?}: {r}"))?;
     for e in events {
-        if let Event::RoundFinished(round) = e {
-            out.push(*round);
+        match e {
+            Event::RoundFinished(round) => out.push(*round),
+            // The wallet of these tables takes every stake and acknowledges every credit
+            // at once: what is measured is the archive.
+            Event::BetsPending { request } => apply(
+                t,
+                &Command::WalletDebited {
+                    player: request.player,
+                    key: request.key,
+                    outcome: DebitOutcome::Taken {
+                        balance: 1_000_000_000_000,
+                    },
+                    now_ms: cmd.now_ms(),
+                },
+                out,
+            )?,
+            Event::WalletOwed { owed } => apply(
+                t,
+                &Command::WalletAcked {
+                    acks: owed
+                        .iter()
+                        .map(|o| WalletAck {
+                            number: o.number,
+                            balance: None,
+                        })
+                        .collect(),
+                    now_ms: cmd.now_ms(),
+                },
+                out,
+            )?,
+            _ => {}
         }
     }
     Ok(())
@@ -98,18 +129,6 @@ fn play_table(
         now
     };
     let names: Vec<String> = (0..players).map(|p| format!("{table_id}-p{p}")).collect();
-    for (i, p) in names.iter().enumerate() {
-        apply(
-            &mut t,
-            &Command::Deposit {
-                player: p.clone(),
-                amount: 1_000_000_000_000,
-                key: format!("dep-{i}"),
-                now_ms: 0,
-            },
-            &mut finished,
-        )?;
-    }
     let config = ShoeConfig {
         decks: 8,
         cut_card_from_end: 16,

@@ -144,14 +144,12 @@ impl InProcess {
         )?;
         let config = TableConfig::new(table, Pacing::Live);
         let outbox = OutboxFile::open(&dir.0.join("outbox.jsonl"))?;
-        let (handle, task) = spawn(
-            ActorConfig::in_dir(config.clone(), &dir.0),
-            Arc::new(rules),
-            Arc::new(outbox),
-            Clock::system(),
-        )
-        .await
-        .context("could not start the table actor")?;
+        let wallet = Arc::new(banco_wallet::MemoryWallet::new());
+        let mut actor = ActorConfig::in_dir(config.clone(), &dir.0);
+        actor.wallet = wallet.clone();
+        let (handle, task) = spawn(actor, Arc::new(rules), Arc::new(outbox), Clock::system())
+            .await
+            .context("could not start the table actor")?;
         let mut options = banco_broadcaster::ServeOptions::new(
             Arc::new(issuer.verifier()),
             vec![HostedTable::new(
@@ -160,7 +158,10 @@ impl InProcess {
                 ShoeConfig::default(),
             )],
         );
-        options.welcome_credit = welcome_credit;
+        options.welcome = (welcome_credit > 0).then(|| banco_broadcaster::WelcomeCredit {
+            amount: welcome_credit,
+            cashier: wallet,
+        });
         options.fanout = fanout;
         // A benchmark's players bet as fast as the table takes it.
         options.limits = banco_broadcaster::RequestLimits::without_rates();

@@ -330,7 +330,7 @@ fn totals(totals: &[pb::PositionTotal]) -> String {
         .join(", ")
 }
 
-/// `120.00` or `120.00 (25.00 in play)`.
+/// `120.00`, `120.00 (25.00 in play)` or `120.00 (19.00 owed by the table)`.
 pub(crate) fn balance_text(b: &pb::Balance) -> String {
     let mut text = money(b.available_minor);
     if !b.currency.is_empty() {
@@ -338,6 +338,10 @@ pub(crate) fn balance_text(b: &pb::Balance) -> String {
     }
     if b.in_play_minor != 0 {
         text.push_str(&format!(" ({} in play)", money(b.in_play_minor)));
+    }
+    // Winnings the wallet has not yet acknowledged are the player's, on their way.
+    if b.pending_minor != 0 {
+        text.push_str(&format!(" ({} owed by the table)", money(b.pending_minor)));
     }
     text
 }
@@ -474,6 +478,7 @@ pub(crate) fn event_json(event: &pb::TableEvent, times: &Times) -> serde_json::V
         }),
         Some(Event::BalanceChanged(b)) => json!({
             "available_minor": b.balance.as_ref().map(|b| b.available_minor),
+            "pending_minor": b.balance.as_ref().map(|b| b.pending_minor),
             "delta_minor": b.delta_minor,
             "reason": b.reason,
         }),
@@ -818,6 +823,7 @@ mod tests {
                         available_minor: 12_000,
                         in_play_minor: 0,
                         currency: "EUR".to_owned(),
+                        pending_minor: 0,
                     }),
                     delta_minor: 1_900,
                     reason: "settlement".to_owned(),
@@ -860,6 +866,7 @@ mod tests {
                 available_minor: 9_500,
                 in_play_minor: 2_500,
                 currency: "EUR".to_owned(),
+                pending_minor: 0,
             }),
             cards_left: 312,
             ..pb::Snapshot::default()

@@ -58,7 +58,9 @@ mod release;
 mod remote;
 mod rules;
 mod task;
+mod wallet;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -75,9 +77,11 @@ pub use outbox::{
 };
 pub use remote::RemoteRules;
 pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};
+pub use wallet::WalletOptions;
 
 use banco_rules::Scoreboard;
 use banco_rules::shoe::ShoeConfig;
+use banco_wallet::{MemoryWallet, Wallet};
 
 use crate::book::Stakes;
 use crate::command::Command;
@@ -114,11 +118,14 @@ pub struct ActorConfig {
     pub signer: Option<Arc<TableSigner>>,
     /// Where the table counts rounds, bets, refusals, journal writes and its outbox.
     pub metrics: crate::metrics::TableMetrics,
+    /// The players' wallet: every stake is debited from it and every return credited to it.
+    pub wallet: Arc<dyn Wallet>,
+    pub wallet_options: WalletOptions,
 }
 
 impl ActorConfig {
     /// Default commit settings and queue, files `<dir>/<table_id>.journal` and
-    /// `<dir>/<table_id>.outbox`.
+    /// `<dir>/<table_id>.outbox`, and a wallet in memory (tests; a host sets its own).
     pub fn in_dir(table: TableConfig, dir: &std::path::Path) -> ActorConfig {
         let id = table.table_id.clone();
         ActorConfig {
@@ -130,6 +137,8 @@ impl ActorConfig {
             queue: 1024,
             signer: None,
             metrics: crate::metrics::TableMetrics::default(),
+            wallet: Arc::new(MemoryWallet::new()),
+            wallet_options: WalletOptions::default(),
         }
     }
 }
@@ -173,16 +182,16 @@ pub struct Snapshot {
 /// One player's money at the table, read at one instant.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlayerPosition {
-    /// Available to bet.
-    pub balance: i64,
+    /// Available to bet, as the wallet last told this table (`None`: it has not; ask the
+    /// wallet).
+    pub balance: Option<i64>,
+    /// Credits and refunds the table owes the player and the wallet has not yet
+    /// acknowledged (a payout while the wallet is down, say).
+    pub pending: i64,
     /// The round under way, if the player has stakes in it.
     pub round_id: Option<RoundId>,
     /// The player's stakes in the round under way (empty between rounds).
     pub stakes: Stakes,
-    /// The player's own maximum bet per position, if they set one.
-    pub self_limit: Option<i64>,
-    /// When the self-limit was set (it may be lowered again a week later).
-    pub self_limit_set_at: Option<u64>,
 }
 
 /// Everything a new subscriber is shown of the table and of themself, read at one
@@ -225,10 +234,12 @@ pub struct Published {
 /// The table's books, for tests and operators.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BooksReport {
-    pub deposits: i64,
-    pub withdrawals: i64,
-    /// Sum of every player's balance.
+    /// What the table took from the players' wallets and gave back, net, summed over
+    /// every player (minus the house's result and what is in play).
     pub players: i64,
+    /// Each player's net with this table (returns less stakes), to reconcile against the
+    /// wallet's movements for the table.
+    pub nets: BTreeMap<String, i64>,
     pub house: i64,
     pub in_play: i64,
     /// [`Table::check_books`].
@@ -251,7 +262,7 @@ pub(crate) enum Request {
     },
     Balance {
         player: String,
-        reply: Reply<i64>,
+        reply: Reply<Option<i64>>,
     },
     Player {
         player: String,
@@ -279,6 +290,9 @@ pub(crate) enum Request {
 #[derive(Clone, Debug)]
 pub struct TableHandle {
     table_id: Arc<str>,
+    /// The wallet the table spends through, for the reads a host answers without the actor
+    /// (a player's balance, their self-limit).
+    wallet: Arc<dyn Wallet>,
     requests: mpsc::Sender<Request>,
     published: broadcast::Sender<Arc<Published>>,
     stats: StatsReader,
@@ -332,7 +346,8 @@ impl TableHandle {
         self.ask(|reply| Request::Snapshot { reply }).await
     }
 
-    pub async fn balance(&self, player: &str) -> Result<i64, ActorError> {
+    /// The player's available balance as the wallet last told this table.
+    pub async fn balance(&self, player: &str) -> Result<Option<i64>, ActorError> {
         let player = player.to_owned();
         self.ask(|reply| Request::Balance { player, reply }).await
     }
@@ -382,6 +397,11 @@ impl TableHandle {
         &self.table_id
     }
 
+    /// The players' wallet the table spends through.
+    pub fn wallet(&self) -> &Arc<dyn Wallet> {
+        &self.wallet
+    }
+
     /// The journal's group-commit counters (fsyncs = `commits`).
     pub fn commit_stats(&self) -> CommitStats {
         self.stats.read()
@@ -404,6 +424,7 @@ pub struct ActorTask {
     actor: JoinHandle<()>,
     release: JoinHandle<()>,
     outbox: JoinHandle<()>,
+    wallet: JoinHandle<()>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -423,6 +444,9 @@ impl ActorTask {
         }
         self.outbox.abort();
         let _ = (&mut self.outbox).await;
+        // Whatever it had in hand is owed in the journal, and sent again at the next start.
+        self.wallet.abort();
+        let _ = (&mut self.wallet).await;
     }
 
     /// Whether the actor task has ended.

@@ -12,7 +12,9 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::failure::Failure;
 use super::outbox::SealedRound;
+use super::wallet::WalletWork;
 use super::{ActorError, Applied, Published, Reply};
+use crate::event::Event;
 use crate::journal::PendingCommit;
 use crate::metrics::TableMetrics;
 
@@ -26,8 +28,9 @@ pub(crate) struct Record {
     pub(crate) seq: u64,
     pub(crate) applied: Applied,
     pub(crate) sealed: Vec<SealedRound>,
-    /// `None` for the actor's own commands (ticks).
-    pub(crate) reply: Option<Reply<Applied>>,
+    /// Who waits for this record: none for the actor's own commands (ticks), the players
+    /// whose bet request it decides (a first request and its retries).
+    pub(crate) replies: Vec<Reply<Applied>>,
 }
 
 pub(crate) enum Release {
@@ -48,6 +51,7 @@ pub(crate) async fn run(
     mut queue: mpsc::Receiver<Release>,
     published: broadcast::Sender<Arc<Published>>,
     outbox: mpsc::UnboundedSender<SealedRound>,
+    wallet: mpsc::UnboundedSender<WalletWork>,
     failed: Arc<Failure>,
     metrics: TableMetrics,
 ) {
@@ -63,7 +67,7 @@ pub(crate) async fn run(
                     seq,
                     applied,
                     sealed,
-                    reply,
+                    replies,
                 } = *record;
                 // Once a record failed, the ones queued after it are refused too (the failed
                 // journal writes none of them): the actor rebuilds the table from what is on
@@ -80,8 +84,22 @@ pub(crate) async fn run(
                 };
                 match durable {
                     Ok(()) => {
-                        if let Some(reply) = reply {
+                        for reply in replies {
                             let _ = reply.send(Ok(applied.clone()));
+                        }
+                        // What the record asks of the wallet goes out only now it is durable.
+                        for event in &applied.events {
+                            match event {
+                                Event::BetsPending { request } => {
+                                    let _ = wallet.send(WalletWork::Debits(request.clone()));
+                                }
+                                Event::WalletOwed { owed } => {
+                                    for owed in owed {
+                                        let _ = wallet.send(WalletWork::Owed(owed.clone()));
+                                    }
+                                }
+                                _ => {}
+                            }
                         }
                         // No subscriber is not an error.
                         let _ = published.send(Arc::new(Published {
@@ -104,8 +122,8 @@ pub(crate) async fn run(
                             tracing::error!(seq, %reason, "journal failed: commands are refused until it is reopened");
                         }
                         let reason = failed.get().unwrap_or(reason);
-                        if let Some(reply) = reply {
-                            let _ = reply.send(Err(ActorError::JournalFailed(reason)));
+                        for reply in replies {
+                            let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
                         }
                     }
                 }

@@ -1,11 +1,12 @@
 //! The actor task itself: start-up (replay), and the loop that owns the table.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use banco_rules::shoe::{Shoe, ShoeState};
 use banco_rules::{Bet, Card};
+use banco_wallet::WalletError;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::autopilot::{AUTO, ShuffledOrder, os_seed};
@@ -15,11 +16,12 @@ use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
 use super::release::{self, Answer, Record, Release};
 use super::rules::{CardCheck, Rules, RulesError};
+use super::wallet;
 use super::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, Joined,
     JournalEntry, PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
-use crate::command::{CardSource, Command};
+use crate::command::{CardSource, Command, DebitOutcome};
 use crate::event::Event;
 use crate::journal::{GroupCommitter, Journal, StatsReader};
 use crate::phase::Phase;
@@ -39,6 +41,16 @@ struct Replayed {
     recent: RecentCommands,
     undelivered: VecDeque<SealedRound>,
     order: Option<ShuffledOrder>,
+}
+
+/// The command of a journal record written when each table kept its players' balances
+/// itself, if it is one: such a journal holds money no wallet knows of.
+fn before_the_wallet(payload: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let command = value.get("command")?.get("command")?.as_str()?;
+    ["deposit", "withdraw", "set_self_limit"]
+        .contains(&command)
+        .then(|| command.to_owned())
 }
 
 fn replay(
@@ -77,8 +89,15 @@ fn replay(
         })?;
     let mut last_seq = first.seq;
     for record in records {
-        let entry: JournalEntry = serde_json::from_slice(&record.payload)
-            .map_err(|e| startup(format!("journal {journal}: record {}: {e}", record.seq)))?;
+        let entry: JournalEntry = serde_json::from_slice(&record.payload).map_err(|e| {
+            match before_the_wallet(&record.payload) {
+                Some(command) => startup(format!(
+                    "journal {journal}: record {} is a `{command}` of the table's own ledger,                      from before the tables spent through a wallet; pay out the balances it holds                      with the version that wrote it, then start this table on a new journal",
+                    record.seq
+                )),
+                None => startup(format!("journal {journal}: record {}: {e}", record.seq)),
+            }
+        })?;
         let events = table.apply(&entry.command).map_err(|refusal| {
             startup(format!(
                 "journal {journal}: record {} ({:?}) is refused on replay: {refusal} \
@@ -228,6 +247,7 @@ pub(super) async fn spawn(
     let (published, _) = broadcast::channel(queue.max(1024));
     let (to_release, release_queue) = mpsc::channel(queue.max(1024));
     let (to_outbox, outbox_queue) = mpsc::unbounded_channel();
+    let (to_wallet, wallet_queue) = mpsc::unbounded_channel();
     let (stop, stopped) = oneshot::channel();
     let failed = Arc::new(Failure::default());
 
@@ -242,15 +262,28 @@ pub(super) async fn spawn(
         release_queue,
         published.clone(),
         to_outbox,
+        to_wallet,
         Arc::clone(&failed),
         config.metrics.clone(),
     ));
     let handle = TableHandle {
         table_id: Arc::from(config.table.table_id.as_str()),
+        wallet: Arc::clone(&config.wallet),
         requests,
         published,
         stats: committer.stats_reader(),
     };
+    // What the journal says is owed goes out again: the wallet answers a repeated id with
+    // its first answer.
+    let wallet = tokio::spawn(wallet::run(
+        Arc::clone(&config.wallet),
+        config.wallet_options.clone(),
+        config.table.policy.currency.as_str().to_owned(),
+        replayed.table.wallet().owed().cloned().collect(),
+        wallet_queue,
+        handle.clone(),
+        config.metrics.clone(),
+    ));
     let metrics = config.metrics.clone();
     let actor = Actor {
         stats: committer.stats_reader(),
@@ -268,6 +301,7 @@ pub(super) async fn spawn(
         order: replayed.order,
         stalled: false,
         metrics,
+        waiting: HashMap::new(),
     };
     let actor = tokio::spawn(actor.run(inbox, stopped));
     Ok((
@@ -276,6 +310,7 @@ pub(super) async fn spawn(
             actor,
             release,
             outbox,
+            wallet,
             stop: Some(stop),
         },
     ))
@@ -307,12 +342,18 @@ struct Actor {
     /// next wake-up.
     stalled: bool,
     metrics: crate::metrics::TableMetrics,
+    /// Players waiting for the wallet's answer to a bet request, by (player, key): the
+    /// request and its retries, answered together once the answer is journaled.
+    waiting: HashMap<(String, String), Vec<Reply<Applied>>>,
 }
 
 impl Actor {
     async fn run(mut self, mut inbox: mpsc::Receiver<Request>, stopped: oneshot::Receiver<()>) {
         let mut stopped = stopped;
         let mut watch_stop = true;
+        // Requests the wallet never answered before the restart: nobody waits for them now,
+        // and a debit may or may not have been taken, so every one is cancelled.
+        self.refuse_unanswered().await;
         // A restart continues the round where the journal stopped.
         self.tick_if_due().await;
         self.drive().await;
@@ -390,6 +431,7 @@ impl Actor {
                 self.answer(reply, Ok(snapshot)).await;
             }
             Request::Balance { player, reply } => {
+                // What the wallet last told this table.
                 let balance = self.table.balance(&player);
                 self.answer(reply, Ok(balance)).await;
             }
@@ -425,9 +467,8 @@ impl Actor {
             Request::Books { reply } => {
                 let ledger = self.table.ledger();
                 let report = BooksReport {
-                    deposits: ledger.deposits(),
-                    withdrawals: ledger.withdrawals(),
-                    players: ledger.balances().values().sum(),
+                    players: ledger.nets().values().sum(),
+                    nets: ledger.nets().clone(),
                     house: ledger.house(),
                     in_play: ledger.in_play(),
                     check: self.table.check_books(),
@@ -440,17 +481,15 @@ impl Actor {
     /// The player's money at the table, now.
     fn position(&self, player: &str) -> PlayerPosition {
         let stakes = self.table.stakes_in_play(player);
-        let self_limit = self.table.self_limit_set(player);
         PlayerPosition {
             balance: self.table.balance(player),
+            pending: self.table.wallet().owed_to(player),
             round_id: self
                 .table
                 .round_id()
                 .filter(|_| !stakes.is_empty())
                 .cloned(),
             stakes,
-            self_limit: self_limit.map(|(limit, _)| limit),
-            self_limit_set_at: self_limit.map(|(_, at)| at),
         }
     }
 
@@ -511,6 +550,21 @@ impl Actor {
                     ..
                 } = replayed;
                 self.table = table;
+                // A request whose pending record was not made durable never went to the
+                // wallet: whoever waits for it is told the journal failed.
+                let wallet = self.table.wallet();
+                let lost: Vec<_> = self
+                    .waiting
+                    .keys()
+                    .filter(|(p, k)| wallet.pending(p, k).is_none())
+                    .cloned()
+                    .collect();
+                let reason = self.failed.get().unwrap_or_default();
+                for key in lost {
+                    for reply in self.waiting.remove(&key).unwrap_or_default() {
+                        let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
+                    }
+                }
                 self.next_seq = last_seq + 1;
                 self.chain = chain;
                 self.recent = recent;
@@ -540,7 +594,7 @@ impl Actor {
             Ok(events) if events.is_empty() => self.idle_deadline = Some(deadline),
             Ok(events) => {
                 self.idle_deadline = None;
-                self.journal(None, tick, events, None, None).await;
+                self.journal(None, tick, events, Vec::new(), None).await;
             }
             // A tick is never refused; if it were, there is nothing to journal.
             Err(refusal) => tracing::error!(%refusal, "tick refused"),
@@ -599,6 +653,11 @@ impl Actor {
         self.metrics.command(true);
         let retried =
             !events.is_empty() && events.iter().all(|e| matches!(e, Event::Replayed { .. }));
+        if retried && let Some(key) = pending_retry(&events) {
+            // A retry of a request still at the wallet: it waits for the same answer.
+            self.waiting.entry(key).or_default().push(reply);
+            return;
+        }
         if events.is_empty() || retried {
             // Nothing changed: nothing to journal or publish.
             let applied = Applied {
@@ -611,12 +670,67 @@ impl Actor {
             return;
         }
         self.idle_deadline = None;
-        if matches!(command, Command::PlaceBets { .. }) {
-            self.metrics.bet_accepted();
-        }
+        let replies = match bet_key(&command, &events) {
+            // The bets go to the wallet once this is journaled; the player hears once it
+            // answered.
+            Some(key) => {
+                self.waiting.entry(key).or_default().push(reply);
+                Vec::new()
+            }
+            None => {
+                let mut replies = self.answered_by(&command, &events);
+                replies.push(reply);
+                replies
+            }
+        };
         let shuffle_seed = self.take_order(order);
-        self.journal(command_id, command, events, Some(reply), shuffle_seed)
+        self.journal(command_id, command, events, replies, shuffle_seed)
             .await;
+    }
+
+    /// Whoever waits for the request `command` decides (a `WalletDebited`).
+    fn answered_by(&mut self, command: &Command, events: &[Event]) -> Vec<Reply<Applied>> {
+        let Command::WalletDebited { player, key, .. } = command else {
+            return Vec::new();
+        };
+        for event in events {
+            match event {
+                Event::BetsAccepted { .. } => self.metrics.bet_accepted(),
+                Event::BetsRefused { why, .. } => self.metrics.bet_refused_by_wallet(why),
+                _ => {}
+            }
+        }
+        self.waiting
+            .remove(&(player.clone(), key.clone()))
+            .unwrap_or_default()
+    }
+
+    /// Refuses every bet request the journal left waiting for the wallet (see `run`).
+    async fn refuse_unanswered(&mut self) {
+        let unanswered: Vec<(String, String)> = self
+            .table
+            .wallet()
+            .pending_requests()
+            .map(|r| (r.player.clone(), r.key.clone()))
+            .collect();
+        for (player, key) in unanswered {
+            let command = Command::WalletDebited {
+                player,
+                key,
+                outcome: DebitOutcome::Refused {
+                    error: WalletError::Unavailable(
+                        "the table restarted before the wallet answered".to_owned(),
+                    ),
+                },
+                now_ms: self.clock.now_ms(),
+            };
+            match self.table.apply(&command) {
+                Ok(events) => self.journal(None, command, events, Vec::new(), None).await,
+                Err(refusal) => {
+                    tracing::error!(%refusal, "a bet request left pending could not be refused")
+                }
+            }
+        }
     }
 
     /// Answers `error`, counted by what was refused.
@@ -745,11 +859,8 @@ impl Actor {
             }));
         }
         self.idle_deadline = None;
-        if matches!(command, Command::PlaceBets { .. }) {
-            self.metrics.bet_accepted();
-        }
         let shuffle_seed = self.take_order(order);
-        self.journal(None, command, events, None, shuffle_seed)
+        self.journal(None, command, events, Vec::new(), shuffle_seed)
             .await;
         Ok(())
     }
@@ -760,16 +871,16 @@ impl Actor {
         command_id: Option<String>,
         command: Command,
         events: Vec<Event>,
-        reply: Option<Reply<Applied>>,
+        replies: Vec<Reply<Applied>>,
         shuffle_seed: Option<u64>,
     ) {
-        let fail = |this: &Self, reason: String, reply: Option<Reply<Applied>>| {
+        let fail = |this: &Self, reason: String, replies: Vec<Reply<Applied>>| {
             if this.failed.set(reason.clone()) {
                 tracing::error!(%reason, "journal failed: commands are refused until it is reopened");
             }
-            if let Some(reply) = reply {
-                let reason = this.failed.get().unwrap_or(reason);
-                let _ = reply.send(Err(ActorError::JournalFailed(reason)));
+            let reason = this.failed.get().unwrap_or(reason);
+            for reply in replies {
+                let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
             }
         };
         let mut sealed = Vec::new();
@@ -781,7 +892,7 @@ impl Actor {
                         return fail(
                             self,
                             format!("not written: cannot seal the round: {e}"),
-                            reply,
+                            replies,
                         );
                     }
                 }
@@ -798,16 +909,16 @@ impl Actor {
                 return fail(
                     self,
                     format!("not written: cannot encode {:?}: {e}", entry.command),
-                    reply,
+                    replies,
                 );
             }
         };
         let Some(committer) = &self.journal else {
-            return fail(self, "not reopened yet after a failure".to_owned(), reply);
+            return fail(self, "not reopened yet after a failure".to_owned(), replies);
         };
         let pending = match committer.enqueue(payload).await {
             Ok(pending) => pending,
-            Err(e) => return fail(self, e.reason(), reply),
+            Err(e) => return fail(self, e.reason(), replies),
         };
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -825,17 +936,17 @@ impl Actor {
             seq,
             applied,
             sealed,
-            reply,
+            replies,
         }));
         if let Err(mpsc::error::SendError(release)) = self.release.send(release).await {
-            let reply = match release {
-                Release::Record(record) => record.reply,
-                Release::Answer(_) => None,
+            let replies = match release {
+                Release::Record(record) => record.replies,
+                Release::Answer(_) => Vec::new(),
             };
             fail(
                 self,
                 "not answered: the release task has stopped".to_owned(),
-                reply,
+                replies,
             );
         }
     }
@@ -946,5 +1057,26 @@ impl Actor {
             }
         }
         Ok(())
+    }
+}
+
+/// The (player, key) of a bet request that went to the wallet with this command.
+fn bet_key(command: &Command, events: &[Event]) -> Option<(String, String)> {
+    match (command, events) {
+        (Command::PlaceBets { .. } | Command::Rebet { .. }, [Event::BetsPending { request }]) => {
+            Some((request.player.clone(), request.key.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The (player, key) of a retried request that is still at the wallet.
+fn pending_retry(events: &[Event]) -> Option<(String, String)> {
+    match events {
+        [Event::Replayed { original, .. }] => match original.as_slice() {
+            [Event::BetsPending { request }] => Some((request.player.clone(), request.key.clone())),
+            _ => None,
+        },
+        _ => None,
     }
 }

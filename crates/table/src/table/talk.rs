@@ -25,7 +25,8 @@ impl Table {
     /// replay could not decide on it.
     fn has_seen(&self, player: &str) -> bool {
         self.players.contains_key(player)
-            || self.ledger.balances().contains_key(player)
+            || self.ledger.nets().contains_key(player)
+            || self.wallet.balance(player).is_some()
             || self.seats.iter().flatten().any(|p| p == player)
     }
 

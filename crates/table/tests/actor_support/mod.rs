@@ -2,14 +2,17 @@
 //! through its handle.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
 use banco_rules::{BetKind, Card};
 use banco_table::actor::{ActorConfig, ActorTask, ArchiveSink, Clock, Rules, TableHandle};
 use banco_table::{Applied, CardSource, Command, LocalRules, MemorySink, Pacing, TableConfig};
+use banco_wallet::{MemoryWallet, Wallet};
 
 pub const CROUPIER: &str = "croupier-1";
 
@@ -17,8 +20,59 @@ pub fn card(text: &str) -> Card {
     Card::parse(text).unwrap()
 }
 
+/// An actor on `dir`, spending through the wallet of `dir` ([`wallet_of`]): restarted on
+/// the same dir, it finds the same wallet, as a restarted broadcaster finds its wallet.
 pub fn config(dir: &Path, pacing: Pacing) -> ActorConfig {
-    ActorConfig::in_dir(TableConfig::new("T01", pacing), dir)
+    let mut config = ActorConfig::in_dir(TableConfig::new("T01", pacing), dir);
+    config.wallet = wallet_of(dir);
+    config
+}
+
+/// The in-memory wallet of the tests on `dir`.
+pub fn wallet_of(dir: &Path) -> Arc<MemoryWallet> {
+    let mut wallets = WALLETS.lock().unwrap();
+    Arc::clone(wallets.entry(dir.to_owned()).or_default())
+}
+
+/// The cashier deposits `amount` for `player` (a negative amount withdraws) into the
+/// table's wallet, and the table has heard of it.
+pub async fn fund(handle: &TableHandle, player: &str, amount: i64) {
+    let wallet = Arc::clone(handle.wallet());
+    let key = format!(
+        "cashier-{player}-{}",
+        NEXT_KEY.fetch_add(1, Ordering::Relaxed)
+    );
+    let receipt = memory_wallet(&wallet)
+        .deposit(&key, player, "EUR", amount)
+        .unwrap();
+    // The table hears of a change elsewhere only for a player it shows a balance to; a
+    // host tells it of a new one (as the broadcaster does on a player's first visit).
+    ok(
+        handle,
+        Command::WalletChanged {
+            player: player.into(),
+            balance: receipt.balance,
+            delta: amount,
+            reason: "deposit".into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+}
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+static WALLETS: Mutex<BTreeMap<PathBuf, Arc<MemoryWallet>>> = Mutex::new(BTreeMap::new());
+
+/// The memory wallet behind `wallet`, which must be one of [`wallet_of`]'s.
+fn memory_wallet(wallet: &Arc<dyn Wallet>) -> Arc<MemoryWallet> {
+    let target = Arc::as_ptr(wallet).cast::<()>();
+    WALLETS
+        .lock()
+        .unwrap()
+        .values()
+        .find(|w| std::ptr::eq(Arc::as_ptr(w).cast::<()>(), target))
+        .cloned()
+        .expect("the table's wallet is a test wallet (see `config`)")
 }
 
 pub async fn start_with(
@@ -82,15 +136,6 @@ pub fn confirm(round: &banco_table::RoundId) -> Command {
     }
 }
 
-pub fn deposit(player: &str, amount: i64) -> Command {
-    Command::Deposit {
-        player: player.into(),
-        amount,
-        key: format!("dep-{player}-{amount}"),
-        now_ms: 0,
-    }
-}
-
 pub fn bet(
     handle_round: &banco_table::RoundId,
     player: &str,
@@ -147,6 +192,21 @@ pub async fn play_round(handle: &TableHandle, n: u64) -> Applied {
 pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     for _ in 0..2_000 {
         if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Waits (up to 20 s) until the asynchronous `done` holds.
+pub async fn eventually_async<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..2_000 {
+        if done().await {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -1,9 +1,11 @@
-//! Helpers shared by the table's integration tests: command builders, a checked `apply`,
-//! and a dealer that takes cards from a seeded shuffled shoe.
+//! Helpers shared by the table's integration tests: command builders, a checked `apply`
+//! that also plays the wallet's part, and a dealer that takes cards from a seeded shuffled
+//! shoe.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig, ShuffledShoe, burn_count};
 use banco_rules::{BetKind, Card, Shoe};
+pub use banco_table::instant_wallet::funding;
 use banco_table::{CardSource, Command, Event, Pacing, Refusal, RoundId, Table, TableConfig};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -31,11 +33,11 @@ pub fn shoe_config(decks: u8, burn: BurnRule) -> ShoeConfig {
     }
 }
 
-/// Applies a command that must be accepted, and checks the books after it.
+/// Applies a command that must be accepted, and checks the books after it. The wallet's
+/// part is played at once ([`banco_table::instant_wallet`]), as the actor would once the
+/// wallet answers. The events are the command's, then the answers'.
 pub fn ok(table: &mut Table, cmd: Command) -> Vec<Event> {
-    let events = table
-        .apply(&cmd)
-        .unwrap_or_else(|r| panic!("{cmd:?} refused: {r}"));
+    let events = try_apply(table, &cmd).unwrap_or_else(|r| panic!("{cmd:?} refused: {r}"));
     table.check_books().unwrap();
     events
 }
@@ -106,13 +108,17 @@ pub fn void(t: &Table, reason: &str, now_ms: u64) -> Command {
     }
 }
 
-pub fn deposit(player: &str, amount: i64, key: &str) -> Command {
-    Command::Deposit {
-        player: player.into(),
-        amount,
-        key: key.into(),
-        now_ms: 0,
-    }
+/// Applies a command with the wallet's answers as [`ok`] does, the command being allowed
+/// to be refused.
+pub fn try_apply(table: &mut Table, cmd: &Command) -> Result<Vec<Event>, Refusal> {
+    table.apply_with_instant_wallet(cmd)
+}
+
+/// Money reaches the player's wallet from outside the table (the cashier), and the table
+/// hears of the new balance.
+pub fn fund(table: &mut Table, player: &str, amount: i64) -> Vec<Event> {
+    let cmd = funding(table, player, amount);
+    ok(table, cmd)
 }
 
 pub fn bets(
@@ -131,7 +137,7 @@ pub fn bets(
     }
 }
 
-/// A live table with a no-burn 8-deck shoe in play and the given deposits.
+/// A live table with a no-burn 8-deck shoe in play and the given players funded.
 pub fn live_table_with(players: &[(&str, i64)]) -> Table {
     let mut t = table(Pacing::Live);
     ready(&mut t, players);
@@ -139,8 +145,8 @@ pub fn live_table_with(players: &[(&str, i64)]) -> Table {
 }
 
 pub fn ready(t: &mut Table, players: &[(&str, i64)]) {
-    for (i, (p, amount)) in players.iter().enumerate() {
-        ok(t, deposit(p, *amount, &format!("dep-{p}-{i}")));
+    for (p, amount) in players {
+        fund(t, p, *amount);
     }
     ok(t, open_shoe(shoe_config(8, BurnRule::None), 0));
 }

@@ -1,0 +1,134 @@
+//! The wallet the broadcaster's tables spend through (`--wallet`): banco's own store in the
+//! data folder (`embedded`, the default), `banco wallet` over gRPC, or a casino's own
+//! wallet over the seamless protocol.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use banco_wallet::seamless::{Endpoint, SeamlessConfig, SeamlessSecret, SeamlessWallet};
+use banco_wallet::{Cashier, Store, StoreOptions, Wallet};
+
+/// How the tables reach their wallet.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct WalletArgs {
+    /// The players' wallet: `embedded` (banco's own store, in `<data-dir>/wallet.db`), the
+    /// same store in another database (`sqlite://PATH`, `postgres://…`),
+    /// `grpc://HOST:PORT` or `grpcs://…` (`banco wallet`, shared by several broadcasters),
+    /// or `seamless+https://casino.example/prefix/` (a casino's own wallet, see
+    /// "Connecting a casino's wallet").
+    #[arg(long, value_name = "WALLET", default_value = "embedded")]
+    pub(crate) wallet: String,
+    /// The seamless protocol's shared secret (with `--wallet seamless+…`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) wallet_secret_file: Option<PathBuf>,
+    /// PEM CA certificate(s) the wallet's TLS certificate must be signed by (grpcs and
+    /// seamless+https; without it, the public CAs for seamless).
+    #[arg(long, value_name = "PEM")]
+    pub(crate) wallet_ca: Option<PathBuf>,
+}
+
+/// The wallet, and the cashier of the welcome credit when this wallet has one.
+pub(crate) struct TableWallet {
+    pub(crate) wallet: Arc<dyn Wallet>,
+    pub(crate) cashier: Option<Arc<dyn Cashier>>,
+    /// What the log says the tables spend through.
+    pub(crate) described: String,
+}
+
+impl WalletArgs {
+    pub(crate) async fn open(&self, data_dir: &Path) -> anyhow::Result<TableWallet> {
+        let url = self.wallet.as_str();
+        if self.wallet_secret_file.is_some() && !url.starts_with("seamless+") {
+            bail!("--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)");
+        }
+        let database = match url {
+            "embedded" => Some(embedded_url(data_dir)),
+            _ if url.starts_with("sqlite:") || url.starts_with("postgres") => Some(url.to_owned()),
+            _ => None,
+        };
+        if let Some(database) = database {
+            if self.wallet_ca.is_some() {
+                bail!("--wallet-ca is for a wallet reached over the network, not `{url}`");
+            }
+            let store = open_store(&database).await?;
+            return Ok(TableWallet {
+                wallet: store.clone(),
+                cashier: Some(store),
+                described: format!("embedded ({})", redacted(&database)),
+            });
+        }
+        if url.starts_with("seamless+") {
+            let secret_file = self
+                .wallet_secret_file
+                .as_deref()
+                .context("--wallet seamless+…: --wallet-secret-file is required")?;
+            let secret = SeamlessSecret::from_file(secret_file)
+                .with_context(|| format!("--wallet-secret-file {}", secret_file.display()))?;
+            let endpoint = Endpoint::parse(url, self.wallet_ca.as_deref())
+                .with_context(|| format!("--wallet {url}"))?;
+            // Self-limits are banco's, kept in its own store beside the casino's wallet.
+            let local = open_store(&embedded_url(data_dir)).await?;
+            let wallet = SeamlessWallet::new(endpoint, secret, local, SeamlessConfig::default());
+            return Ok(TableWallet {
+                wallet: Arc::new(wallet),
+                // The casino's money is the casino's: banco deposits nothing there.
+                cashier: None,
+                described: format!("seamless ({url})"),
+            });
+        }
+        if url.starts_with("grpc://") || url.starts_with("grpcs://") {
+            return grpc(url, self.wallet_ca.as_deref()).await;
+        }
+        bail!(
+            "--wallet {url}: not a wallet; use `embedded`, `sqlite://PATH`, `postgres://…`, \
+             `grpc://HOST:PORT`, `grpcs://HOST:PORT` or `seamless+https://…`"
+        )
+    }
+}
+
+fn embedded_url(data_dir: &Path) -> String {
+    format!("sqlite://{}", data_dir.join("wallet.db").display())
+}
+
+async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
+    let store = Store::open(url, StoreOptions::default())
+        .await
+        .with_context(|| format!("could not open the embedded wallet {}", redacted(url)))?;
+    Ok(Arc::new(store))
+}
+
+/// `url` without a password, for logs and errors.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+async fn grpc(url: &str, _ca: Option<&Path>) -> anyhow::Result<TableWallet> {
+    bail!("--wallet {url}: `banco wallet` over gRPC is not in this build yet")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_database_password_is_never_shown() {
+        assert_eq!(
+            redacted("postgres://banco:secret@127.0.0.1:5432/wallet"),
+            "postgres://banco:***@127.0.0.1:5432/wallet"
+        );
+        assert_eq!(
+            redacted("sqlite:///var/banco/wallet.db"),
+            "sqlite:///var/banco/wallet.db"
+        );
+    }
+}

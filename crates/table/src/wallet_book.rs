@@ -1,0 +1,340 @@
+//! What the table has asked of the players' wallet and not yet heard back: the wallet
+//! outbox, kept in the table's own state so that the journal which rebuilds the table
+//! rebuilds it too, exactly.
+//!
+//! A bet request becomes debits ([`PendingRequest`]), journaled before any is sent; the
+//! bet is accepted only once the wallet has taken every one of them, and refused (its
+//! debits cancelled) otherwise. Credits (a settlement, a refund of cleared bets or of a void
+//! round) and cancels are made when their command is applied, and stay [`Owed`] until the
+//! wallet acknowledges them: the actor sends them in the order they were made, again and
+//! again after a failure or a restart (the wallet answers a repeated transaction id with its
+//! first answer, so nothing moves twice), and journals each acknowledgement.
+//!
+//! Transaction ids are derived from what the journal replays (round, player, the player's
+//! request count in the round, position): never from a client's own text.
+
+use std::collections::BTreeMap;
+
+use banco_rules::BetKind;
+use banco_wallet::{Cancel, Credit, CreditKind, Debit, TxId};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::book::Raise;
+use crate::round_id::RoundId;
+
+/// A bet request whose debits are out at the wallet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRequest {
+    pub player: String,
+    pub key: String,
+    pub round_id: RoundId,
+    /// What each position gets once accepted, after raises.
+    pub bets: Vec<(BetKind, i64)>,
+    pub raised: Vec<Raise>,
+    /// One per position of `bets`, in the same order.
+    pub debits: Vec<Debit>,
+    /// The request's fingerprint, to tell a retry from a reused key.
+    pub fingerprint: String,
+}
+
+/// A movement the table has made and the wallet has not acknowledged yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OwedOp {
+    Credit(Credit),
+    Cancel(Cancel),
+}
+
+impl OwedOp {
+    pub fn tx(&self) -> &TxId {
+        match self {
+            OwedOp::Credit(c) => &c.tx,
+            OwedOp::Cancel(c) => &c.tx,
+        }
+    }
+
+    pub fn player(&self) -> &str {
+        match self {
+            OwedOp::Credit(c) => &c.player,
+            OwedOp::Cancel(c) => &c.player,
+        }
+    }
+
+    /// What the player gets back by it.
+    pub fn amount(&self) -> i64 {
+        match self {
+            OwedOp::Credit(c) => c.amount,
+            OwedOp::Cancel(c) => c.amount,
+        }
+    }
+}
+
+/// One owed movement with its place in the order they were made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owed {
+    /// 1, 2, 3, … per table, in the order the movements were made.
+    pub number: u64,
+    pub op: OwedOp,
+}
+
+/// The wallet outbox of one table. See the module documentation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalletBook {
+    pending: BTreeMap<(String, String), PendingRequest>,
+    owed: BTreeMap<u64, Owed>,
+    last_number: u64,
+    /// What the wallet last said each player had available, from its receipts.
+    balances: BTreeMap<String, i64>,
+}
+
+impl WalletBook {
+    pub fn pending(&self, player: &str, key: &str) -> Option<&PendingRequest> {
+        self.pending.get(&(player.to_owned(), key.to_owned()))
+    }
+
+    /// Every request still waiting for the wallet, in (player, key) order.
+    pub fn pending_requests(&self) -> impl Iterator<Item = &PendingRequest> {
+        self.pending.values()
+    }
+
+    /// Stakes the player has waiting at the wallet on `round_id`, by position: counted
+    /// against the limits of a next request, so that two requests in flight together cannot
+    /// pass a limit that each alone keeps.
+    pub fn pending_stakes(&self, player: &str, round_id: &RoundId) -> BTreeMap<BetKind, i64> {
+        let mut stakes = BTreeMap::new();
+        for request in self
+            .pending
+            .range((player.to_owned(), String::new())..)
+            .take_while(|((p, _), _)| p == player)
+            .map(|(_, r)| r)
+            .filter(|r| r.round_id == *round_id)
+        {
+            for &(kind, amount) in &request.bets {
+                *stakes.entry(kind).or_insert(0) += amount;
+            }
+        }
+        stakes
+    }
+
+    pub(crate) fn add_pending(&mut self, request: PendingRequest) {
+        self.pending
+            .insert((request.player.clone(), request.key.clone()), request);
+    }
+
+    pub(crate) fn take_pending(&mut self, player: &str, key: &str) -> Option<PendingRequest> {
+        self.pending.remove(&(player.to_owned(), key.to_owned()))
+    }
+
+    /// Queues `op`; its number.
+    pub(crate) fn owe(&mut self, op: OwedOp) -> Owed {
+        self.last_number += 1;
+        let owed = Owed {
+            number: self.last_number,
+            op,
+        };
+        self.owed.insert(owed.number, owed.clone());
+        owed
+    }
+
+    /// The wallet acknowledged `number`; the movement, unless it was acknowledged before.
+    pub(crate) fn acknowledged(&mut self, number: u64) -> Option<Owed> {
+        self.owed.remove(&number)
+    }
+
+    /// Every owed movement, in the order they were made.
+    pub fn owed(&self) -> impl Iterator<Item = &Owed> {
+        self.owed.values()
+    }
+
+    /// What the table still owes `player` (credits and cancels not yet acknowledged): shown
+    /// to the player as pending, e.g. a payout while the wallet is down.
+    pub fn owed_to(&self, player: &str) -> i64 {
+        self.owed
+            .values()
+            .filter(|o| o.op.player() == player)
+            .map(|o| o.op.amount())
+            .sum()
+    }
+
+    pub(crate) fn set_balance(&mut self, player: &str, balance: i64) {
+        self.balances.insert(player.to_owned(), balance);
+    }
+
+    /// The player's available balance as the wallet last told it, if it has.
+    pub fn balance(&self, player: &str) -> Option<i64> {
+        self.balances.get(player).copied()
+    }
+}
+
+/// The id of the debit of `kind` in the player's `n`th bet request of the round.
+pub fn debit_id(round: &RoundId, player: &str, n: u32, kind: BetKind) -> TxId {
+    tx_id("debit", round, player, Some(n), kind)
+}
+
+/// The id of the credit that settles the player's bets on `kind` in the round.
+pub fn settlement_id(round: &RoundId, player: &str, kind: BetKind) -> TxId {
+    tx_id("credit", round, player, None, kind)
+}
+
+/// The id of the refund of the player's stake on `kind` by their `n`th clear of the round.
+pub fn clear_refund_id(round: &RoundId, player: &str, n: u32, kind: BetKind) -> TxId {
+    tx_id("refund", round, player, Some(n), kind)
+}
+
+/// The id of the refund of the player's stake on `kind` when the round was voided.
+pub fn void_refund_id(round: &RoundId, player: &str, kind: BetKind) -> TxId {
+    tx_id("void", round, player, None, kind)
+}
+
+/// The id of the cancel of `debit`.
+pub fn cancel_id(debit: &TxId) -> TxId {
+    let id = format!("cancel:{debit}");
+    TxId::new(id.clone()).unwrap_or_else(|_| hashed("cancel", &id))
+}
+
+fn tx_id(what: &str, round: &RoundId, player: &str, n: Option<u32>, kind: BetKind) -> TxId {
+    let n = n.map(|n| format!(":{n}")).unwrap_or_default();
+    let id = format!("{what}:{round}:{player}{n}:{}", kind.name());
+    // Player ids are token subjects (`[A-Za-z0-9._@-]`, at most 64) and table ids at most
+    // 16 characters, so every id fits; should one not, it stays unique and readable in part.
+    TxId::new(id.clone()).unwrap_or_else(|_| hashed(what, &id))
+}
+
+/// `<what>:<first 32 hex digits of the id's SHA-256>`.
+fn hashed(what: &str, id: &str) -> TxId {
+    let digest = Sha256::digest(id.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    // `what` is one of this module's words, the rest hex digits: always an id.
+    TxId::new(format!("{what}:{hex}")).unwrap_or_else(|e| unreachable!("{e}"))
+}
+
+/// The debit of one position of a request.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn debit(
+    table: &str,
+    currency: &str,
+    round: &RoundId,
+    player: &str,
+    n: u32,
+    kind: BetKind,
+    amount: i64,
+    position_total: i64,
+) -> Debit {
+    Debit {
+        tx: debit_id(round, player, n, kind),
+        player: player.to_owned(),
+        currency: currency.to_owned(),
+        amount,
+        table: table.to_owned(),
+        round: round.to_string(),
+        bet: kind.name().to_owned(),
+        position_total,
+    }
+}
+
+/// The credit of `amount` (0 for a lost bet) to `player` for `kind`, settling `debits`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn credit(
+    tx: TxId,
+    kind: CreditKind,
+    table: &str,
+    currency: &str,
+    round: &RoundId,
+    player: &str,
+    bet: BetKind,
+    amount: i64,
+    debits: Vec<TxId>,
+) -> Credit {
+    Credit {
+        tx,
+        player: player.to_owned(),
+        currency: currency.to_owned(),
+        amount,
+        kind,
+        table: table.to_owned(),
+        round: round.to_string(),
+        bet: bet.name().to_owned(),
+        debits,
+    }
+}
+
+/// The cancel of `debit`.
+pub(crate) fn cancel(debit: &Debit) -> Cancel {
+    Cancel {
+        tx: cancel_id(&debit.tx),
+        debit: debit.tx.clone(),
+        player: debit.player.clone(),
+        currency: debit.currency.clone(),
+        amount: debit.amount,
+        table: debit.table.clone(),
+        round: debit.round.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn ids_name_the_round_the_player_and_the_position() {
+        let round = RoundId::new("T01", 3, 42);
+        assert_eq!(
+            debit_id(&round, "alice", 2, BetKind::PlayerPair).as_str(),
+            "debit:T01-S0003-H042:alice:2:player_pair"
+        );
+        assert_eq!(
+            settlement_id(&round, "alice", BetKind::Banker).as_str(),
+            "credit:T01-S0003-H042:alice:banker"
+        );
+        assert_eq!(
+            cancel_id(&debit_id(&round, "alice", 1, BetKind::Tie)).as_str(),
+            "cancel:debit:T01-S0003-H042:alice:1:tie"
+        );
+    }
+
+    #[test]
+    fn the_longest_ids_fit() {
+        let round = RoundId::new("ABCDEFGHIJKLMNOP", 9999, 999);
+        let player = "p".repeat(64);
+        let debit = debit_id(&round, &player, 999, BetKind::PerfectPair);
+        assert!(
+            debit
+                .as_str()
+                .starts_with("debit:ABCDEFGHIJKLMNOP-S9999-H999:")
+        );
+        let cancel = cancel_id(&debit);
+        assert!(cancel.as_str().starts_with("cancel:"), "{cancel}");
+        assert_ne!(
+            cancel_id(&debit_id(&round, &player, 998, BetKind::PerfectPair)),
+            cancel
+        );
+    }
+
+    #[test]
+    fn pending_stakes_add_up_per_round_and_player() {
+        let round = RoundId::new("T01", 1, 1);
+        let mut book = WalletBook::default();
+        for (player, key, amount) in [
+            ("alice", "k1", 500),
+            ("alice", "k2", 700),
+            ("bob", "k1", 100),
+        ] {
+            book.add_pending(PendingRequest {
+                player: player.to_owned(),
+                key: key.to_owned(),
+                round_id: round.clone(),
+                bets: vec![(BetKind::Banker, amount)],
+                raised: Vec::new(),
+                debits: Vec::new(),
+                fingerprint: String::new(),
+            });
+        }
+        assert_eq!(book.pending_stakes("alice", &round)[&BetKind::Banker], 1200);
+        assert_eq!(book.pending_stakes("bob", &round)[&BetKind::Banker], 100);
+        assert!(book.pending_stakes("al", &round).is_empty());
+        assert!(book.take_pending("alice", "k1").is_some());
+        assert_eq!(book.pending_stakes("alice", &round)[&BetKind::Banker], 700);
+    }
+}

@@ -1,0 +1,568 @@
+//! A wallet in memory that keeps the whole [`Wallet`] contract: for tests of everything
+//! that spends through a wallet, and as the reference the conformance checks describe. It
+//! is not durable: a real table uses the store (embedded or `banco wallet`).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::broadcast;
+
+use crate::api::{
+    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
+    TxId, Wallet, WalletError,
+};
+
+/// What one transaction id was used for, and the answer it got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seen {
+    Debit(Debit, Result<Receipt, WalletError>),
+    Credit(Credit, Result<Receipt, WalletError>),
+    Cancel(Cancel, Result<Receipt, WalletError>),
+    Deposit(String, String, i64, Result<Receipt, WalletError>),
+}
+
+#[derive(Debug, Default)]
+struct State {
+    balances: BTreeMap<(String, String), i64>,
+    limits: BTreeMap<(String, String), i64>,
+    blocked: BTreeMap<(String, String), bool>,
+    seen: BTreeMap<TxId, Seen>,
+    /// Debits cancelled (before or after they came), and debits settled by a credit.
+    cancelled: BTreeMap<TxId, ()>,
+    settled: BTreeMap<TxId, ()>,
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct MemoryWallet {
+    state: Mutex<State>,
+    changes: broadcast::Sender<BalanceChange>,
+    /// The next calls answer [`WalletError::Unavailable`] without doing anything.
+    fail_next: AtomicUsize,
+    calls: AtomicUsize,
+}
+
+impl Default for MemoryWallet {
+    fn default() -> MemoryWallet {
+        MemoryWallet::new()
+    }
+}
+
+impl MemoryWallet {
+    pub fn new() -> MemoryWallet {
+        MemoryWallet {
+            state: Mutex::new(State::default()),
+            changes: broadcast::channel(1024).0,
+            fail_next: AtomicUsize::new(0),
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // Plain values: a panic while holding it leaves nothing half-changed worth refusing.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A cashier's deposit (idempotent by `key`); a negative `amount` withdraws.
+    pub fn deposit(
+        &self,
+        key: &str,
+        player: &str,
+        currency: &str,
+        amount: i64,
+    ) -> Result<Receipt, WalletError> {
+        let tx = TxId::new(key).map_err(|e| WalletError::Invalid(e.to_string()))?;
+        if amount == 0 {
+            return Err(WalletError::Invalid(
+                "amount_minor 0: a deposit or a withdrawal is more than zero".to_owned(),
+            ));
+        }
+        let mut state = self.state();
+        if let Some(seen) = state.seen.get(&tx) {
+            return match seen {
+                Seen::Deposit(p, c, a, answer) if p == player && c == currency && *a == amount => {
+                    replayed(answer)
+                }
+                _ => Err(conflict(&tx)),
+            };
+        }
+        let balance = state
+            .balances
+            .entry((player.to_owned(), currency.to_owned()))
+            .or_insert(0);
+        if *balance + amount < 0 {
+            return Err(WalletError::InsufficientFunds {
+                needed: -amount,
+                available: *balance,
+            });
+        }
+        *balance += amount;
+        let receipt = Receipt {
+            tx: tx.clone(),
+            balance: *balance,
+            currency: currency.to_owned(),
+            replayed: false,
+        };
+        state.seen.insert(
+            tx.clone(),
+            Seen::Deposit(
+                player.to_owned(),
+                currency.to_owned(),
+                amount,
+                Ok(receipt.clone()),
+            ),
+        );
+        drop(state);
+        let reason = if amount > 0 { "deposit" } else { "withdrawal" };
+        self.tell(player, currency, &receipt, amount, reason, "");
+        Ok(receipt)
+    }
+
+    /// Blocks or unblocks the player's account.
+    pub fn set_blocked(&self, player: &str, currency: &str, blocked: bool) {
+        self.state()
+            .blocked
+            .insert((player.to_owned(), currency.to_owned()), blocked);
+    }
+
+    /// The player's available balance.
+    pub fn balance(&self, player: &str, currency: &str) -> i64 {
+        self.state()
+            .balances
+            .get(&(player.to_owned(), currency.to_owned()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The next `n` calls answer `Unavailable` and do nothing (a wallet that is down).
+    pub fn fail_next(&self, n: usize) {
+        self.fail_next.store(n, Ordering::SeqCst);
+    }
+
+    /// Calls so far (movements and reads), failed ones included.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn down(&self) -> Result<(), WalletError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let failing = self
+            .fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if failing {
+            Err(WalletError::Unavailable(
+                "the memory wallet was told to fail".to_owned(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn tell(
+        &self,
+        player: &str,
+        currency: &str,
+        receipt: &Receipt,
+        delta: i64,
+        reason: &str,
+        table: &str,
+    ) {
+        // Nobody listening is not an error.
+        let _ = self.changes.send(BalanceChange {
+            player: player.to_owned(),
+            currency: currency.to_owned(),
+            balance: receipt.balance,
+            delta,
+            tx: receipt.tx.clone(),
+            reason: reason.to_owned(),
+            table: table.to_owned(),
+        });
+    }
+
+    fn do_debit(&self, debit: &Debit) -> Result<Receipt, WalletError> {
+        if debit.amount <= 0 {
+            return Err(WalletError::Invalid(format!(
+                "amount_minor {}: a debit is more than zero",
+                debit.amount
+            )));
+        }
+        let mut state = self.state();
+        if let Some(seen) = state.seen.get(&debit.tx) {
+            return match seen {
+                Seen::Debit(d, answer) if d == debit => replayed(answer),
+                _ => Err(conflict(&debit.tx)),
+            };
+        }
+        let account = (debit.player.clone(), debit.currency.clone());
+        let available = state.balances.get(&account).copied().unwrap_or(0);
+        let answer = if state.cancelled.contains_key(&debit.tx) {
+            Err(WalletError::Cancelled {
+                tx: debit.tx.clone(),
+            })
+        } else if state.blocked.get(&account).copied().unwrap_or(false) {
+            Err(WalletError::AccountBlocked)
+        } else if let Some(&limit) = state
+            .limits
+            .get(&account)
+            .filter(|&&l| debit.position_total > l)
+        {
+            Err(WalletError::SelfLimit {
+                limit,
+                asked: debit.position_total,
+            })
+        } else if available < debit.amount {
+            Err(WalletError::InsufficientFunds {
+                needed: debit.amount,
+                available,
+            })
+        } else {
+            let balance = available - debit.amount;
+            state.balances.insert(account, balance);
+            Ok(Receipt {
+                tx: debit.tx.clone(),
+                balance,
+                currency: debit.currency.clone(),
+                replayed: false,
+            })
+        };
+        state
+            .seen
+            .insert(debit.tx.clone(), Seen::Debit(debit.clone(), answer.clone()));
+        drop(state);
+        if let Ok(receipt) = &answer {
+            self.tell(
+                &debit.player,
+                &debit.currency,
+                receipt,
+                -debit.amount,
+                "debit",
+                &debit.table,
+            );
+        }
+        answer
+    }
+
+    fn do_credit(&self, credit: &Credit) -> Result<Receipt, WalletError> {
+        if credit.amount < 0 {
+            return Err(WalletError::Invalid(format!(
+                "amount_minor {}: a credit is zero or more",
+                credit.amount
+            )));
+        }
+        let mut state = self.state();
+        if let Some(seen) = state.seen.get(&credit.tx) {
+            return match seen {
+                Seen::Credit(c, answer) if c == credit => replayed(answer),
+                _ => Err(conflict(&credit.tx)),
+            };
+        }
+        let taken = |tx: &TxId| matches!(state.seen.get(tx), Some(Seen::Debit(_, Ok(_))));
+        let missing = credit
+            .debits
+            .iter()
+            .find(|tx| !taken(tx) || state.cancelled.contains_key(*tx))
+            .cloned();
+        let answer = if let Some(tx) = missing {
+            Err(WalletError::DebitDoesNotExist { tx })
+        } else {
+            let account = (credit.player.clone(), credit.currency.clone());
+            let balance = state.balances.entry(account).or_insert(0);
+            *balance += credit.amount;
+            let balance = *balance;
+            for tx in &credit.debits {
+                state.settled.insert(tx.clone(), ());
+            }
+            Ok(Receipt {
+                tx: credit.tx.clone(),
+                balance,
+                currency: credit.currency.clone(),
+                replayed: false,
+            })
+        };
+        state.seen.insert(
+            credit.tx.clone(),
+            Seen::Credit(credit.clone(), answer.clone()),
+        );
+        drop(state);
+        if let Ok(receipt) = &answer {
+            self.tell(
+                &credit.player,
+                &credit.currency,
+                receipt,
+                credit.amount,
+                "credit",
+                &credit.table,
+            );
+        }
+        answer
+    }
+
+    fn do_cancel(&self, cancel: &Cancel) -> Result<Receipt, WalletError> {
+        let mut state = self.state();
+        if let Some(seen) = state.seen.get(&cancel.tx) {
+            return match seen {
+                Seen::Cancel(c, answer) if c == cancel => replayed(answer),
+                _ => Err(conflict(&cancel.tx)),
+            };
+        }
+        let account = (cancel.player.clone(), cancel.currency.clone());
+        let answer = if state.settled.contains_key(&cancel.debit) {
+            Err(WalletError::AlreadySettled {
+                tx: cancel.debit.clone(),
+            })
+        } else {
+            let refund = match state.seen.get(&cancel.debit) {
+                Some(Seen::Debit(d, Ok(_))) => d.amount,
+                _ => 0,
+            };
+            state.cancelled.insert(cancel.debit.clone(), ());
+            let balance = state.balances.entry(account).or_insert(0);
+            *balance += refund;
+            Ok((
+                Receipt {
+                    tx: cancel.tx.clone(),
+                    balance: *balance,
+                    currency: cancel.currency.clone(),
+                    replayed: false,
+                },
+                refund,
+            ))
+        };
+        let answer_only = answer.clone().map(|(r, _)| r);
+        state.seen.insert(
+            cancel.tx.clone(),
+            Seen::Cancel(cancel.clone(), answer_only.clone()),
+        );
+        drop(state);
+        if let Ok((receipt, refund)) = &answer
+            && *refund > 0
+        {
+            self.tell(
+                &cancel.player,
+                &cancel.currency,
+                receipt,
+                *refund,
+                "cancel",
+                &cancel.table,
+            );
+        }
+        answer_only
+    }
+}
+
+fn replayed(answer: &Result<Receipt, WalletError>) -> Result<Receipt, WalletError> {
+    answer.clone().map(|r| Receipt {
+        replayed: true,
+        ..r
+    })
+}
+
+fn conflict(tx: &TxId) -> WalletError {
+    WalletError::Conflict {
+        tx: tx.clone(),
+        why: "it was used for another request".to_owned(),
+    }
+}
+
+impl Cashier for MemoryWallet {
+    fn deposit<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| {
+            if amount <= 0 {
+                return Err(WalletError::Invalid(format!(
+                    "amount_minor {amount}: a deposit is more than zero"
+                )));
+            }
+            MemoryWallet::deposit(self, key.as_str(), player, currency, amount)
+        });
+        Box::pin(async move { answer })
+    }
+
+    fn withdraw<'a>(
+        &'a self,
+        key: &'a TxId,
+        player: &'a str,
+        currency: &'a str,
+        amount: i64,
+    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| {
+            if amount <= 0 {
+                return Err(WalletError::Invalid(format!(
+                    "amount_minor {amount}: a withdrawal is more than zero"
+                )));
+            }
+            MemoryWallet::deposit(self, key.as_str(), player, currency, -amount)
+        });
+        Box::pin(async move { answer })
+    }
+}
+
+impl Wallet for MemoryWallet {
+    fn account<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+    ) -> BoxFuture<'a, Result<AccountView, WalletError>> {
+        let answer = self.down().map(|()| {
+            let state = self.state();
+            let account = (player.to_owned(), currency.to_owned());
+            AccountView {
+                player: player.to_owned(),
+                currency: currency.to_owned(),
+                balance: state.balances.get(&account).copied().unwrap_or(0),
+                blocked: state.blocked.get(&account).copied().unwrap_or(false),
+                self_limit: SelfLimit {
+                    max_bet: state.limits.get(&account).copied(),
+                    pending: None,
+                },
+            }
+        });
+        Box::pin(async move { answer })
+    }
+
+    fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| self.do_debit(debit));
+        Box::pin(async move { answer })
+    }
+
+    fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| self.do_credit(credit));
+        Box::pin(async move { answer })
+    }
+
+    fn cancel<'a>(&'a self, cancel: &'a Cancel) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        let answer = self.down().and_then(|()| self.do_cancel(cancel));
+        Box::pin(async move { answer })
+    }
+
+    /// Takes any change at once (no cooling-off: tests of the table need none).
+    fn set_self_limit<'a>(
+        &'a self,
+        player: &'a str,
+        currency: &'a str,
+        max_bet: Option<i64>,
+        _now_ms: u64,
+    ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
+        let answer = self.down().map(|()| {
+            let account = (player.to_owned(), currency.to_owned());
+            let mut state = self.state();
+            match max_bet {
+                Some(max) => state.limits.insert(account, max),
+                None => state.limits.remove(&account),
+            };
+            SelfLimit {
+                max_bet,
+                pending: None,
+            }
+        });
+        Box::pin(async move { answer })
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+        Some(self.changes.subscribe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn debit(tx: &str, amount: i64) -> Debit {
+        Debit {
+            tx: TxId::new(tx).unwrap(),
+            player: "alice".to_owned(),
+            currency: "EUR".to_owned(),
+            amount,
+            table: "T01".to_owned(),
+            round: "T01-S0001-H001".to_owned(),
+            bet: "banker".to_owned(),
+            position_total: amount,
+        }
+    }
+
+    fn cancel_of(d: &Debit) -> Cancel {
+        Cancel {
+            tx: TxId::new(format!("cancel:{}", d.tx)).unwrap(),
+            debit: d.tx.clone(),
+            player: d.player.clone(),
+            currency: d.currency.clone(),
+            amount: d.amount,
+            table: d.table.clone(),
+            round: d.round.clone(),
+        }
+    }
+
+    #[tokio::test]
+    async fn keeps_the_contract() {
+        let wallet = MemoryWallet::new();
+        wallet.deposit("dep-1", "alice", "EUR", 1_000).unwrap();
+        assert!(
+            wallet
+                .deposit("dep-1", "alice", "EUR", 1_000)
+                .unwrap()
+                .replayed
+        );
+        assert_eq!(wallet.balance("alice", "EUR"), 1_000);
+
+        let d1 = debit("d1", 600);
+        assert_eq!(wallet.debit(&d1).await.unwrap().balance, 400);
+        assert!(
+            wallet.debit(&d1).await.unwrap().replayed,
+            "same id, same answer"
+        );
+        assert_eq!(wallet.balance("alice", "EUR"), 400);
+        assert!(matches!(
+            wallet.debit(&debit("d1", 500)).await,
+            Err(WalletError::Conflict { .. })
+        ));
+        assert_eq!(
+            wallet.debit(&debit("d2", 500)).await,
+            Err(WalletError::InsufficientFunds {
+                needed: 500,
+                available: 400
+            })
+        );
+
+        // A cancel before its debit is remembered: the late debit is refused.
+        let d3 = debit("d3", 100);
+        wallet.cancel(&cancel_of(&d3)).await.unwrap();
+        assert!(matches!(
+            wallet.debit(&d3).await,
+            Err(WalletError::Cancelled { .. })
+        ));
+        assert_eq!(wallet.balance("alice", "EUR"), 400);
+
+        // A cancel after its debit gives the money back; a credit settles the other.
+        let d4 = debit("d4", 100);
+        wallet.debit(&d4).await.unwrap();
+        assert_eq!(wallet.cancel(&cancel_of(&d4)).await.unwrap().balance, 400);
+        let credit = Credit {
+            tx: TxId::new("c1").unwrap(),
+            player: "alice".to_owned(),
+            currency: "EUR".to_owned(),
+            amount: 1_170,
+            kind: crate::api::CreditKind::Settlement,
+            table: "T01".to_owned(),
+            round: "T01-S0001-H001".to_owned(),
+            bet: "banker".to_owned(),
+            debits: vec![d1.tx.clone()],
+        };
+        assert_eq!(wallet.credit(&credit).await.unwrap().balance, 1_570);
+        assert!(wallet.credit(&credit).await.unwrap().replayed);
+        assert!(matches!(
+            wallet.cancel(&cancel_of(&d1)).await,
+            Err(WalletError::AlreadySettled { .. })
+        ));
+        assert_eq!(wallet.balance("alice", "EUR"), 1_570);
+    }
+}
