@@ -26,7 +26,7 @@ pub(crate) enum TokenCommand {
         /// The signing key file made by `banco token keygen`.
         #[arg(long, default_value = "signing.key")]
         key: PathBuf,
-        /// croupier, player, auditor or service.
+        /// croupier, player, auditor, service or cashier.
         #[arg(long)]
         role: String,
         /// Who the token is for: the player's account, the croupier's name, the service.
