@@ -4,13 +4,14 @@
 
 use std::path::PathBuf;
 
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     "banco/v1/common.proto",
     "banco/v1/rules.proto",
     "banco/v1/table.proto",
     "banco/v1/player.proto",
     "banco/v1/video.proto",
     "banco/v1/archive.proto",
+    "banco/v1/wallet.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -119,9 +119,22 @@ impl Service {
 
     fn spawn_with_metrics(
         name: &str,
-        mut command: std::process::Command,
+        command: std::process::Command,
         metrics: bool,
     ) -> (Service, Option<String>) {
+        let more: &[&str] = if metrics { &["metrics"] } else { &[] };
+        let (service, mut addrs) = Service::spawn_listening(name, command, more);
+        (service, addrs.pop())
+    }
+
+    /// Starts `command` and waits for its `<name> listening on <addr>` line, then for one
+    /// `<other> listening on <addr>` line per name of `more`, in that order (a service's
+    /// second listener, its metrics); their addresses.
+    pub fn spawn_listening(
+        name: &str,
+        mut command: std::process::Command,
+        more: &[&str],
+    ) -> (Service, Vec<String>) {
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -139,20 +152,23 @@ impl Service {
             let status = child.wait();
             panic!("banco {name} did not start ({read:?}, {status:?}): first line `{line}`");
         };
-        let metrics_addr = metrics.then(|| {
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            match line.trim().strip_prefix("metrics listening on ") {
-                Some(addr) => addr.to_owned(),
-                None => panic!("banco {name}: no metrics address, but `{line}`"),
-            }
-        });
+        let addrs = more
+            .iter()
+            .map(|other| {
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                match line.trim().strip_prefix(&format!("{other} listening on ")) {
+                    Some(addr) => addr.to_owned(),
+                    None => panic!("banco {name}: no {other} address, but `{line}`"),
+                }
+            })
+            .collect();
         // Keep draining stdout so the service never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = Vec::new();
             let _ = reader.read_to_end(&mut sink);
         });
-        (Service { child, addr }, metrics_addr)
+        (Service { child, addr }, addrs)
     }
 
     /// `host:port`.

@@ -1,5 +1,5 @@
 //! Issue 8, "Security", across real processes on loopback (validator, broadcaster,
-//! archive): every RPC of every service against every role, bad tokens of every kind, a
+//! archive, wallet): every RPC of every service against every role, bad tokens of every kind, a
 //! player trying to reach another's money, request size and rate limits, malformed
 //! protobuf bodies and oversized chat. Every refusal changes nothing.
 #![allow(clippy::unwrap_used)]
@@ -20,6 +20,7 @@ use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::rules_service_client::RulesServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use banco_wire::pb::video_ingest_client::VideoIngestClient;
+use banco_wire::pb::wallet_service_client::WalletServiceClient;
 use bytes::{Buf as _, BufMut as _};
 use prost::Message as _;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -56,6 +57,7 @@ struct Servers {
     validator: Channel,
     broadcaster: Channel,
     archive: Channel,
+    wallet: Channel,
 }
 
 /// Every process of a deployment, kept alive for the test.
@@ -65,6 +67,7 @@ struct Deployment {
     _validator: Service,
     _archive: Service,
     _broadcaster: Service,
+    _wallet: Service,
     servers: Servers,
 }
 
@@ -79,7 +82,19 @@ async fn deploy(extra_args: &[&str]) -> Deployment {
     setup.archive_url = Some(archive.url());
     setup.extra_args = extra_args.iter().map(|s| (*s).to_owned()).collect();
     let broadcaster = setup.start();
+    let wallet_db = format!("sqlite://{}", dir.path().join("wallet.db").display());
+    let wallet_args: Vec<std::ffi::OsString> = vec![
+        "wallet".into(),
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+        "--db".into(),
+        wallet_db.into(),
+        "--public-key".into(),
+        keys.public_key().into(),
+    ];
+    let wallet = Service::start("wallet", &wallet_args);
     let servers = Servers {
+        wallet: channel(&wallet.url()).await,
         validator: channel(&validator.url()).await,
         broadcaster: channel(&broadcaster.url()).await,
         archive: channel(&archive.url()).await,
@@ -90,6 +105,7 @@ async fn deploy(extra_args: &[&str]) -> Deployment {
         _validator: validator,
         _archive: archive,
         _broadcaster: broadcaster,
+        _wallet: wallet,
         servers,
     }
 }
@@ -109,7 +125,7 @@ const fn rpc(service: &'static str, method: &'static str, allowed: &'static [Rol
     }
 }
 
-use Role::{Auditor, Croupier as CroupierRole, Player, Service as ServiceRole};
+use Role::{Auditor, Cashier, Croupier as CroupierRole, Player, Service as ServiceRole};
 
 /// Every RPC of banco.v1. `every_rpc_is_in_the_table` fails when one is added without a row.
 const RPCS: &[Rpc] = &[
@@ -155,6 +171,18 @@ const RPCS: &[Rpc] = &[
     rpc("ArchiveService", "Verify", &[Auditor]),
     rpc("ArchiveService", "GetClip", &[Auditor]),
     rpc("ArchiveService", "UploadClip", &[ServiceRole]),
+    rpc("WalletService", "Balance", &[ServiceRole, Cashier]),
+    rpc("WalletService", "Debit", &[ServiceRole]),
+    rpc("WalletService", "Credit", &[ServiceRole]),
+    rpc("WalletService", "Cancel", &[ServiceRole]),
+    rpc("WalletService", "SetSelfLimit", &[ServiceRole]),
+    rpc("WalletService", "Deposit", &[Cashier]),
+    rpc("WalletService", "Withdraw", &[Cashier]),
+    rpc("WalletService", "Block", &[Cashier]),
+    rpc("WalletService", "Unblock", &[Cashier]),
+    rpc("WalletService", "Statement", &[Cashier, Auditor]),
+    rpc("WalletService", "Movements", &[Auditor]),
+    rpc("WalletService", "WatchBalances", &[ServiceRole]),
 ];
 
 #[test]
@@ -220,7 +248,10 @@ async fn call(
     let mut player =
         PlayerServiceClient::with_interceptor(servers.broadcaster.clone(), auth.clone());
     let mut video = VideoIngestClient::with_interceptor(servers.broadcaster.clone(), auth.clone());
-    let mut archive = ArchiveServiceClient::with_interceptor(servers.archive.clone(), auth);
+    let mut archive = ArchiveServiceClient::with_interceptor(servers.archive.clone(), auth.clone());
+    let mut wallet = WalletServiceClient::with_interceptor(servers.wallet.clone(), auth);
+    let who = || ctx.subject.clone();
+    let eur = || "EUR".to_owned();
     let record = || pb::RoundRecord {
         round_id: "T01-S0099-H001".to_owned(),
         ..Default::default()
@@ -402,6 +433,78 @@ async fn call(
         ("ArchiveService", "UploadClip") => {
             go!(archive.upload_clip(futures::stream::iter(vec![clip])))
         }
+        ("WalletService", "Balance") => go!(wallet.balance(pb::BalanceRequest {
+            player_id: who(),
+            currency: eur(),
+        })),
+        ("WalletService", "Debit") => go!(wallet.debit(pb::DebitRequest {
+            tx_id: id,
+            player_id: who(),
+            currency: eur(),
+            amount_minor: STAKE,
+            table_id: t,
+            round_id: round,
+            bet: "player".to_owned(),
+            position_total_minor: STAKE,
+        })),
+        ("WalletService", "Credit") => go!(wallet.credit(pb::CreditRequest {
+            tx_id: id,
+            player_id: who(),
+            currency: eur(),
+            amount_minor: STAKE,
+            kind: pb::CreditKind::Refund.into(),
+            table_id: t,
+            round_id: round,
+            bet: "player".to_owned(),
+            debit_tx_ids: Vec::new(),
+        })),
+        ("WalletService", "Cancel") => go!(wallet.cancel(pb::CancelRequest {
+            tx_id: id.clone(),
+            debit_tx_id: format!("{id}-debit"),
+            player_id: who(),
+            currency: eur(),
+            amount_minor: STAKE,
+            table_id: t,
+            round_id: round,
+        })),
+        ("WalletService", "SetSelfLimit") => {
+            go!(wallet.set_self_limit(pb::WalletSelfLimitRequest {
+                player_id: who(),
+                currency: eur(),
+                max_bet_minor: 100,
+            }))
+        }
+        ("WalletService", "Deposit") => go!(wallet.deposit(pb::CashRequest {
+            key: id,
+            player_id: who(),
+            currency: eur(),
+            amount_minor: STAKE,
+        })),
+        ("WalletService", "Withdraw") => go!(wallet.withdraw(pb::CashRequest {
+            key: id,
+            player_id: who(),
+            currency: eur(),
+            amount_minor: 1,
+        })),
+        ("WalletService", "Block") => go!(wallet.block(pb::BlockRequest {
+            player_id: who(),
+            currency: eur(),
+        })),
+        ("WalletService", "Unblock") => go!(wallet.unblock(pb::BlockRequest {
+            player_id: who(),
+            currency: eur(),
+        })),
+        ("WalletService", "Statement") => go!(wallet.statement(pb::StatementRequest {
+            player_id: who(),
+            currency: eur(),
+            ..Default::default()
+        })),
+        ("WalletService", "Movements") => {
+            go!(wallet.movements(pb::MovementsRequest::default()))
+        }
+        ("WalletService", "WatchBalances") => {
+            go!(wallet.watch_balances(pb::WatchBalancesRequest {}))
+        }
         (service, method) => panic!("{service}/{method}: no call written for it"),
     }
 }
@@ -459,7 +562,34 @@ async fn fingerprint(servers: &Servers, keys: &Keys, who: &str) -> String {
         .await
         .unwrap()
         .into_inner();
-    format!("{state:?}\n{balance:?}\n{bets:?}\n{rounds:?}\n{archived:?}")
+    let cashier = keys.issue_at(
+        Role::Cashier,
+        "cashier",
+        Duration::from_secs(600),
+        SystemTime::now(),
+    );
+    let mut wallet =
+        WalletServiceClient::with_interceptor(servers.wallet.clone(), bearer(&cashier));
+    let account = wallet
+        .balance(pb::BalanceRequest {
+            player_id: who.to_owned(),
+            currency: "EUR".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let movements = wallet
+        .statement(pb::StatementRequest {
+            player_id: who.to_owned(),
+            currency: "EUR".to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    format!(
+        "{state:?}\n{balance:?}\n{bets:?}\n{rounds:?}\n{archived:?}\n{account:?}\n{movements:?}"
+    )
 }
 
 /// A croupier who opens a shoe and betting on T01; the round open for bets.

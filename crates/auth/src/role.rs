@@ -1,4 +1,4 @@
-//! The four roles a token can carry; each gRPC service admits a fixed set of them.
+//! The five roles a token can carry; each gRPC service admits a fixed set of them.
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,13 +15,22 @@ pub enum Role {
     Player,
     /// Reads the archive (regulators, internal audit).
     Auditor,
-    /// Machine-to-machine: archive Append, VideoIngest.
+    /// Machine-to-machine: archive Append, VideoIngest, a table's wallet movements.
     Service,
+    /// The casino's cashier: deposits and withdrawals, a player's balance and statement,
+    /// blocking an account (WalletService).
+    Cashier,
 }
 
 impl Role {
     /// Every role, in declaration order.
-    pub const ALL: [Role; 4] = [Role::Croupier, Role::Player, Role::Auditor, Role::Service];
+    pub const ALL: [Role; 5] = [
+        Role::Croupier,
+        Role::Player,
+        Role::Auditor,
+        Role::Service,
+        Role::Cashier,
+    ];
 
     /// The lowercase name used in tokens, on the command line and in messages.
     pub fn as_str(self) -> &'static str {
@@ -30,6 +39,7 @@ impl Role {
             Role::Player => "player",
             Role::Auditor => "auditor",
             Role::Service => "service",
+            Role::Cashier => "cashier",
         }
     }
 }
@@ -40,9 +50,9 @@ impl fmt::Display for Role {
     }
 }
 
-/// A role name that is not one of `croupier`, `player`, `auditor`, `service`.
+/// A role name that is not one of `croupier`, `player`, `auditor`, `service`, `cashier`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown role {0:?}: expected one of croupier, player, auditor, service")]
+#[error("unknown role {0:?}: expected one of croupier, player, auditor, service, cashier")]
 pub struct UnknownRole(pub String);
 
 impl FromStr for Role {

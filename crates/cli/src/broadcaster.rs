@@ -301,10 +301,12 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 None
             }
         };
-        let table_wallet = args.wallet.open(&args.data_dir).await?;
+        let table_wallet = args.wallet.open(&args.data_dir, &token).await?;
         if args.welcome_credit > 0 && table_wallet.cashier.is_none() {
             bail!(
-                "--welcome-credit: banco deposits nothing into a casino's wallet (--wallet {});                  credit players there",
+                "--welcome-credit: this broadcaster deposits only into its embedded wallet, not into \
+                 --wallet {}; credit players there (`banco cashier deposit`, or the casino's own \
+                 cashier)",
                 args.wallet.wallet
             );
         }

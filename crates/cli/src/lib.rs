@@ -13,6 +13,7 @@ mod audit;
 mod bench;
 mod bots;
 mod broadcaster;
+mod cashier;
 mod config;
 mod croupier;
 mod demo;
@@ -37,6 +38,7 @@ mod table_wallet;
 mod times;
 mod token;
 mod validator;
+mod wallet;
 mod wallet_conformance;
 
 #[derive(Debug, Parser)]
@@ -91,10 +93,12 @@ enum Command {
     /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Check an operator's implementation of the seamless wallet protocol
-    /// (`proto/seamless-wallet.openapi.yaml`): one line per check, exit status 1 on any
-    /// failure.
-    WalletConformance(wallet_conformance::ConformanceArgs),
+    /// Serve WalletService: one account per player and currency across every table
+    /// (SQLite or PostgreSQL), and the seamless protocol with `--seamless-listen`;
+    /// `banco wallet conformance URL` checks an operator's seamless wallet.
+    Wallet(Box<wallet::WalletArgs>),
+    /// The casino's cashier: deposit, withdraw, a player's balance and statement, block.
+    Cashier(cashier::CashierArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -104,7 +108,7 @@ enum RulesCommand {
 }
 
 /// The subcommands that take `--config` and `--print-config`.
-pub const SERVICES: [&str; 4] = config::SERVICES;
+pub const SERVICES: [&str; 5] = config::SERVICES;
 
 /// The clap command of the service subcommand `name` (one of [`SERVICES`]), with its
 /// `BANCO_<SERVICE>_<KEY>` variables, as `banco` parses it; `None` for any other name.
@@ -168,7 +172,8 @@ pub fn main() -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Bench(command) => bench::run(&command),
-        Command::WalletConformance(args) => wallet_conformance::run(&args),
+        Command::Wallet(args) => wallet::run(&args),
+        Command::Cashier(args) => cashier::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
+use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions};
 use banco_wallet::seamless::{Endpoint, SeamlessConfig, SeamlessSecret, SeamlessWallet};
 use banco_wallet::{Cashier, Store, StoreOptions, Wallet};
 
@@ -37,7 +38,8 @@ pub(crate) struct TableWallet {
 }
 
 impl WalletArgs {
-    pub(crate) async fn open(&self, data_dir: &Path) -> anyhow::Result<TableWallet> {
+    /// `token`: the broadcaster's own (role service), for `banco wallet`.
+    pub(crate) async fn open(&self, data_dir: &Path, token: &str) -> anyhow::Result<TableWallet> {
         let url = self.wallet.as_str();
         if self.wallet_secret_file.is_some() && !url.starts_with("seamless+") {
             bail!("--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)");
@@ -78,7 +80,7 @@ impl WalletArgs {
             });
         }
         if url.starts_with("grpc://") || url.starts_with("grpcs://") {
-            return grpc(url, self.wallet_ca.as_deref()).await;
+            return grpc(url, self.wallet_ca.as_deref(), token);
         }
         bail!(
             "--wallet {url}: not a wallet; use `embedded`, `sqlite://PATH`, `postgres://…`, \
@@ -112,8 +114,22 @@ fn redacted(url: &str) -> String {
     }
 }
 
-async fn grpc(url: &str, _ca: Option<&Path>) -> anyhow::Result<TableWallet> {
-    bail!("--wallet {url}: `banco wallet` over gRPC is not in this build yet")
+fn grpc(url: &str, ca: Option<&Path>, token: &str) -> anyhow::Result<TableWallet> {
+    let tls = ca
+        .map(|pem| {
+            banco_auth::ClientTls::from_ca_pem_file(pem)
+                .with_context(|| format!("--wallet-ca {}", pem.display()))
+        })
+        .transpose()?;
+    let token = banco_auth::BearerToken::new(token.trim()).context("--service-token-file")?;
+    let wallet = GrpcWallet::connect(url, tls.as_ref(), token, GrpcWalletOptions::default())
+        .with_context(|| format!("--wallet {url}"))?;
+    Ok(TableWallet {
+        wallet: Arc::new(wallet),
+        // The broadcaster's service token may not deposit: `banco cashier` does.
+        cashier: None,
+        described: format!("banco wallet ({url})"),
+    })
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub(crate) enum TokenCommand {
         /// The signing key file made by `banco token keygen`.
         #[arg(long, default_value = "signing.key")]
         key: PathBuf,
-        /// croupier, player, auditor or service.
+        /// croupier, player, auditor, service or cashier.
         #[arg(long)]
         role: String,
         /// Who the token is for: the player's account, the croupier's name, the service.
@@ -115,23 +115,29 @@ fn issue_at(
 
 /// `90s`, `30m`, `8h`, `7d`.
 pub(crate) fn parse_ttl(text: &str) -> anyhow::Result<Duration> {
-    let unit_at = text.len().saturating_sub(1);
+    parse_duration("--ttl", text)
+}
+
+/// A duration typed as a number and a unit (`90s`, `30m`, `8h`, `7d`), for `flag`.
+pub(crate) fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
+    // The last character, however many bytes it takes (`7€` is refused, not a panic).
+    let unit_at = text.char_indices().last().map_or(0, |(at, _)| at);
     let (number, unit) = text.split_at(unit_at);
     let scale = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
-        _ => bail!("--ttl {text}: expected a number followed by s, m, h or d (e.g. 8h)"),
+        _ => bail!("{flag} {text}: expected a number followed by s, m, h or d (e.g. 8h)"),
     };
     let n: u64 = number
         .parse()
         .ok()
         .filter(|&n| n > 0)
-        .with_context(|| format!("--ttl {text}: `{number}` is not a positive whole number"))?;
+        .with_context(|| format!("{flag} {text}: `{number}` is not a positive whole number"))?;
     let seconds = n
         .checked_mul(scale)
-        .with_context(|| format!("--ttl {text}: too long"))?;
+        .with_context(|| format!("{flag} {text}: too long"))?;
     Ok(Duration::from_secs(seconds))
 }
 
@@ -154,9 +160,12 @@ mod tests {
             "8w",
             "1.5h",
             "99999999999999999999d",
+            "7€",
         ] {
             let err = parse_ttl(bad).expect_err(bad).to_string();
             assert!(err.contains(&format!("--ttl {bad}")), "{err}");
         }
+        let err = parse_duration("--limit-period", "1w").expect_err("1w");
+        assert!(err.to_string().starts_with("--limit-period 1w: "), "{err}");
     }
 }

@@ -1,4 +1,4 @@
-//! `banco wallet-conformance URL`: runs the seamless protocol's checks against an
+//! `banco wallet conformance URL`: runs the seamless protocol's checks against an
 //! operator's implementation and prints one line per check, PASS or FAIL with what was
 //! seen, and the totals; exit status 1 if any failed. The checks themselves are
 //! `banco_wallet::seamless::conformance`.

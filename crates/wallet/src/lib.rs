@@ -9,7 +9,9 @@
 //! A wallet is reached through the [`Wallet`] trait (a table's debits, credits and
 //! cancels) and the [`Cashier`] trait (deposits and withdrawals), whichever wallet it is.
 //! This crate implements both with [`Store`], banco's own store in an SQLite file or
-//! PostgreSQL; the tables do not spend through it yet.
+//! PostgreSQL, serves that store as WalletService over gRPC ([`grpc::serve`], what `banco
+//! wallet` runs) and reaches it from elsewhere with [`grpc::GrpcWallet`]; an operator's own
+//! wallet is reached over the seamless protocol ([`seamless`]).
 //!
 //! The trait's contract, which every implementation keeps:
 //! - the same transaction id with the same request gets the first answer again (marked
@@ -24,6 +26,7 @@
 //!   error is the wallet's decision about that request.
 
 pub mod api;
+pub mod grpc;
 pub mod memory;
 pub mod seamless;
 pub mod store;

@@ -17,6 +17,7 @@ mod money;
 mod odds;
 mod roads;
 mod shoe;
+mod time;
 
 pub use cards::{card, card_to_pb, cards, cards_to_pb};
 pub use enums::{
@@ -24,6 +25,7 @@ pub use enums::{
     winner,
 };
 pub use money::{bets, payout, requested_bets, settlements};
+pub use time::{ms_of_timestamp, timestamp_of_ms};
 
 /// A wire message the domain cannot accept, naming the field path at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,436 @@
+//! The WalletService handlers: each checks the caller's role, converts the request, asks
+//! the store, and converts the answer back; a refusal is the reply's `refusal`, an invalid
+//! request or an outage a status (one [`From<WalletError>`] for `Status`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use banco_auth::Role;
+use banco_serving::{RequestMetrics, code_label, require_role};
+use banco_wire::convert::ms_of_timestamp;
+use banco_wire::pb::wallet_service_server::WalletService;
+use banco_wire::{ConversionError, pb};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::convert::{self, movement_reply};
+use crate::api::{Cancel, Cashier as _, Credit, Debit, Receipt, Wallet as _, WalletError};
+use crate::store::{Clock, MovementFilter, Page, Store, StoreError};
+
+/// Every role the interceptor lets through; each handler then admits its own.
+pub const ALLOWED_ROLES: [Role; 3] = [Role::Service, Role::Cashier, Role::Auditor];
+
+const TABLES: &[Role] = &[Role::Service];
+const CASHIER: &[Role] = &[Role::Cashier];
+
+/// The changes a watcher may fall behind by before it is told it missed some.
+const WATCH_BUFFER: usize = 256;
+
+impl From<WalletError> for Status {
+    fn from(error: WalletError) -> Status {
+        match error {
+            WalletError::Invalid(why) => Status::invalid_argument(why),
+            WalletError::Unavailable(why) => Status::unavailable(why),
+            // Only where a reply has no `refusal`: nothing moved.
+            refused => Status::failed_precondition(refused.to_string()),
+        }
+    }
+}
+
+fn invalid(error: ConversionError) -> Status {
+    Status::invalid_argument(error.to_string())
+}
+
+fn store_failed(error: StoreError) -> Status {
+    match error {
+        StoreError::Corrupt(_) => Status::data_loss(error.to_string()),
+        other => Status::unavailable(format!("the wallet's database failed: {other}")),
+    }
+}
+
+/// The WalletService implementation over banco's own store.
+#[derive(Clone, Debug)]
+pub struct WalletServer {
+    store: Store,
+    /// The wallet's time for self-limits: the same clock as the store's.
+    clock: Arc<dyn Clock>,
+    metrics: Option<RequestMetrics>,
+    /// Turns true when the server stops, ending every WatchBalances stream (a graceful stop
+    /// waits for the calls in progress, and a watch never ends by itself).
+    stopping: watch::Receiver<bool>,
+}
+
+impl WalletServer {
+    pub fn new(store: Store, clock: Arc<dyn Clock>, stopping: watch::Receiver<bool>) -> Self {
+        WalletServer {
+            store,
+            clock,
+            metrics: None,
+            stopping,
+        }
+    }
+
+    /// Counts every request into `metrics`.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: RequestMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    fn count(&self, rpc: &'static str, label: &'static str, started: Instant) {
+        if let Some(metrics) = &self.metrics {
+            metrics.observe(rpc, label, started.elapsed());
+        }
+    }
+
+    /// Answers a call whose reply has no refusal, counted by its code.
+    async fn plain<T>(
+        &self,
+        rpc: &'static str,
+        answer: impl Future<Output = Result<T, Status>>,
+    ) -> Result<Response<T>, Status> {
+        let started = Instant::now();
+        let result = answer.await;
+        let label = match &result {
+            Ok(_) => "ok",
+            Err(status) => code_label(status.code()),
+        };
+        self.count(rpc, label, started);
+        result.map(Response::new)
+    }
+
+    /// Answers a movement: a receipt, a refusal in the reply, or a status; counted by its
+    /// result (as the store counts movements: `ok`, `replayed`, or the refusal).
+    async fn movement(
+        &self,
+        rpc: &'static str,
+        answer: impl Future<Output = Result<Result<Receipt, WalletError>, Status>>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        let started = Instant::now();
+        let (label, result) = match answer.await {
+            Ok(Ok(receipt)) => (
+                if receipt.replayed { "replayed" } else { "ok" },
+                Ok(movement_reply(receipt)),
+            ),
+            Ok(Err(error)) => {
+                let label = refusal_label(&error);
+                match convert::refusal(&error) {
+                    Some(refusal) => (
+                        label,
+                        Ok(pb::MovementReply {
+                            receipt: None,
+                            refusal: Some(refusal),
+                        }),
+                    ),
+                    None => (label, Err(Status::from(error))),
+                }
+            }
+            Err(status) => (code_label(status.code()), Err(status)),
+        };
+        self.count(rpc, label, started);
+        result.map(Response::new)
+    }
+}
+
+/// The metric label of a refusal, as the store labels its movements.
+fn refusal_label(error: &WalletError) -> &'static str {
+    crate::store::result_label(&Err(error.clone()))
+}
+
+type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchBalancesReply, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl WalletService for WalletServer {
+    async fn balance(
+        &self,
+        request: Request<pb::BalanceRequest>,
+    ) -> Result<Response<pb::Account>, Status> {
+        self.plain("balance", async {
+            require_role(&request, &[Role::Service, Role::Cashier])?;
+            let r = request.into_inner();
+            let view = self.store.account(&r.player_id, &r.currency).await?;
+            Ok(pb::Account::from(view))
+        })
+        .await
+    }
+
+    async fn debit(
+        &self,
+        request: Request<pb::DebitRequest>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        self.movement("debit", async {
+            require_role(&request, TABLES)?;
+            let debit = Debit::try_from(request.into_inner()).map_err(invalid)?;
+            Ok(self.store.debit(&debit).await)
+        })
+        .await
+    }
+
+    async fn credit(
+        &self,
+        request: Request<pb::CreditRequest>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        self.movement("credit", async {
+            require_role(&request, TABLES)?;
+            let credit = Credit::try_from(request.into_inner()).map_err(invalid)?;
+            Ok(self.store.credit(&credit).await)
+        })
+        .await
+    }
+
+    async fn cancel(
+        &self,
+        request: Request<pb::CancelRequest>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        self.movement("cancel", async {
+            require_role(&request, TABLES)?;
+            let cancel = Cancel::try_from(request.into_inner()).map_err(invalid)?;
+            Ok(self.store.cancel(&cancel).await)
+        })
+        .await
+    }
+
+    async fn set_self_limit(
+        &self,
+        request: Request<pb::WalletSelfLimitRequest>,
+    ) -> Result<Response<pb::SelfLimit>, Status> {
+        self.plain("set_self_limit", async {
+            require_role(&request, TABLES)?;
+            let r = request.into_inner();
+            let max_bet = match r.max_bet_minor {
+                0 => None,
+                m if m > 0 => Some(m),
+                m => {
+                    return Err(invalid(ConversionError::invalid(
+                        "max_bet_minor",
+                        m.to_string(),
+                        "a limit is more than zero (0 removes it)",
+                    )));
+                }
+            };
+            let limit = self
+                .store
+                .set_self_limit(&r.player_id, &r.currency, max_bet, self.clock.now_ms())
+                .await?;
+            Ok(pb::SelfLimit::from(limit))
+        })
+        .await
+    }
+
+    async fn deposit(
+        &self,
+        request: Request<pb::CashRequest>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        self.movement("deposit", async {
+            require_role(&request, CASHIER)?;
+            let r = request.into_inner();
+            let key = convert::tx_id("key", &r.key).map_err(invalid)?;
+            Ok(self
+                .store
+                .deposit(&key, &r.player_id, &r.currency, r.amount_minor)
+                .await)
+        })
+        .await
+    }
+
+    async fn withdraw(
+        &self,
+        request: Request<pb::CashRequest>,
+    ) -> Result<Response<pb::MovementReply>, Status> {
+        self.movement("withdraw", async {
+            require_role(&request, CASHIER)?;
+            let r = request.into_inner();
+            let key = convert::tx_id("key", &r.key).map_err(invalid)?;
+            Ok(self
+                .store
+                .withdraw(&key, &r.player_id, &r.currency, r.amount_minor)
+                .await)
+        })
+        .await
+    }
+
+    async fn block(
+        &self,
+        request: Request<pb::BlockRequest>,
+    ) -> Result<Response<pb::Account>, Status> {
+        self.plain("block", self.set_blocked(request, true)).await
+    }
+
+    async fn unblock(
+        &self,
+        request: Request<pb::BlockRequest>,
+    ) -> Result<Response<pb::Account>, Status> {
+        self.plain("unblock", self.set_blocked(request, false))
+            .await
+    }
+
+    async fn statement(
+        &self,
+        request: Request<pb::StatementRequest>,
+    ) -> Result<Response<pb::StatementReply>, Status> {
+        self.plain("statement", async {
+            require_role(&request, &[Role::Cashier, Role::Auditor])?;
+            let r = request.into_inner();
+            // A player or currency that cannot be an account is refused naming it,
+            // rather than listed as an empty statement.
+            self.store.account(&r.player_id, &r.currency).await?;
+            let size = convert::page_size("page_size", r.page_size).map_err(invalid)?;
+            let before = convert::page_token("page_token", &r.page_token).map_err(invalid)?;
+            let page = self
+                .store
+                .statement(&r.player_id, &r.currency, before, size)
+                .await
+                .map_err(store_failed)?;
+            let (movements, next_page_token) = page_out(page);
+            Ok(pb::StatementReply {
+                movements,
+                next_page_token,
+            })
+        })
+        .await
+    }
+
+    async fn movements(
+        &self,
+        request: Request<pb::MovementsRequest>,
+    ) -> Result<Response<pb::MovementsReply>, Status> {
+        self.plain("movements", async {
+            require_role(&request, &[Role::Auditor])?;
+            let r = request.into_inner();
+            let filter = movement_filter(&r).map_err(invalid)?;
+            let size = convert::page_size("page_size", r.page_size).map_err(invalid)?;
+            let page = self
+                .store
+                .movements(&filter, size)
+                .await
+                .map_err(store_failed)?;
+            let (movements, next_page_token) = page_out(page);
+            Ok(pb::MovementsReply {
+                movements,
+                next_page_token,
+            })
+        })
+        .await
+    }
+
+    type WatchBalancesStream = WatchStream;
+
+    async fn watch_balances(
+        &self,
+        request: Request<pb::WatchBalancesRequest>,
+    ) -> Result<Response<WatchStream>, Status> {
+        self.plain("watch_balances", async {
+            require_role(&request, TABLES)?;
+            let changes = self
+                .store
+                .changes()
+                .ok_or_else(|| Status::unimplemented("this wallet tells no balance changes"))?;
+            Ok(Box::pin(watch_stream(changes, self.stopping.clone())) as WatchStream)
+        })
+        .await
+    }
+}
+
+impl WalletServer {
+    async fn set_blocked(
+        &self,
+        request: Request<pb::BlockRequest>,
+        blocked: bool,
+    ) -> Result<pb::Account, Status> {
+        require_role(&request, CASHIER)?;
+        let r = request.into_inner();
+        let view = self
+            .store
+            .set_blocked(&r.player_id, &r.currency, blocked)
+            .await?;
+        Ok(pb::Account::from(view))
+    }
+}
+
+/// The filter of a Movements request, its fields named when they are wrong.
+fn movement_filter(r: &pb::MovementsRequest) -> Result<MovementFilter, ConversionError> {
+    let from_ms = r
+        .from
+        .as_ref()
+        .map(|t| ms_of_timestamp("from", t))
+        .transpose()?;
+    let to_ms =
+        r.to.as_ref()
+            .map(|t| ms_of_timestamp("to", t))
+            .transpose()?;
+    if let (Some(from), Some(to)) = (from_ms, to_ms)
+        && to < from
+    {
+        return Err(ConversionError::invalid(
+            "to",
+            to.to_string(),
+            format!("before `from` ({from})"),
+        ));
+    }
+    let table = match (r.table_id.as_str(), r.cashier_only) {
+        ("", false) => None,
+        ("", true) => Some(String::new()),
+        (table, false) => Some(table.to_owned()),
+        (table, true) => {
+            return Err(ConversionError::invalid(
+                "cashier_only",
+                "true",
+                format!("the cashier's movements have no table, and table_id is {table:?}"),
+            ));
+        }
+    };
+    Ok(MovementFilter {
+        from_ms,
+        to_ms,
+        table,
+        after: convert::page_token("page_token", &r.page_token)?,
+    })
+}
+
+fn page_out(page: Page) -> (Vec<pb::Movement>, String) {
+    (
+        page.movements.into_iter().map(pb::Movement::from).collect(),
+        page.next.map(|seq| seq.to_string()).unwrap_or_default(),
+    )
+}
+
+/// The changes of `changes` as WatchBalances replies, until the watcher goes or the
+/// server stops (then UNAVAILABLE, so the watcher knows to watch again elsewhere or
+/// later).
+fn watch_stream(
+    mut changes: broadcast::Receiver<crate::api::BalanceChange>,
+    mut stopping: watch::Receiver<bool>,
+) -> ReceiverStream<Result<pb::WatchBalancesReply, Status>> {
+    use pb::watch_balances_reply::Event;
+    let (tx, rx) = mpsc::channel(WATCH_BUFFER);
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                () = stopped(&mut stopping) => {
+                    let _ = tx.send(Err(Status::unavailable("the wallet is stopping"))).await;
+                    return;
+                }
+                () = tx.closed() => return,
+                change = changes.recv() => match change {
+                    Ok(change) => Event::Change(change.into()),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => Event::Missed(missed),
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            };
+            let reply = pb::WatchBalancesReply { event: Some(event) };
+            if tx.send(Ok(reply)).await.is_err() {
+                return;
+            }
+        }
+    });
+    ReceiverStream::new(rx)
+}
+
+/// Once the server stops (or is gone).
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
