@@ -28,7 +28,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::mpsc;
 
-use super::common::{TempDir, cpu_of, percentiles};
+use super::common::{BenchDb, cpu_of, percentiles};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ArchiveArgs {
@@ -302,68 +302,6 @@ fn generate(args: &ArchiveArgs, signer: &Arc<TableSigner>) -> anyhow::Result<Vec
     Ok(all.into_iter().map(|(_, t)| t).collect())
 }
 
-/// The database the bench works in, and how to clean it up.
-enum BenchDb {
-    Sqlite {
-        _dir: TempDir,
-        path: std::path::PathBuf,
-    },
-    Postgres {
-        base: String,
-        schema: String,
-    },
-}
-
-impl BenchDb {
-    async fn create(db: Option<&str>) -> anyhow::Result<(BenchDb, String)> {
-        match db {
-            None => {
-                let dir = TempDir::new()?;
-                let path = dir.0.join("archive.db");
-                let url = format!("sqlite://{}", path.display());
-                Ok((BenchDb::Sqlite { _dir: dir, path }, url))
-            }
-            Some(url) if url.starts_with("sqlite:") => {
-                bail!("--db {url}: give postgres://… or nothing (a temporary SQLite file)")
-            }
-            Some(base) => {
-                let schema = format!("bench_archive_{}", std::process::id());
-                let pool = sqlx::PgPool::connect(base)
-                    .await
-                    .with_context(|| format!("could not connect to --db {base}"))?;
-                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                    .execute(&pool)
-                    .await?;
-                sqlx::query(&format!("CREATE SCHEMA {schema}"))
-                    .execute(&pool)
-                    .await
-                    .with_context(|| format!("could not create schema {schema}"))?;
-                pool.close().await;
-                let sep = if base.contains('?') { '&' } else { '?' };
-                let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-                Ok((
-                    BenchDb::Postgres {
-                        base: base.to_owned(),
-                        schema,
-                    },
-                    url,
-                ))
-            }
-        }
-    }
-
-    async fn drop_schema(&self) -> anyhow::Result<()> {
-        if let BenchDb::Postgres { base, schema } = self {
-            let pool = sqlx::PgPool::connect(base).await?;
-            sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                .execute(&pool)
-                .await?;
-            pool.close().await;
-        }
-        Ok(())
-    }
-}
-
 /// Bytes the archive takes on disk.
 async fn disk_bytes(store: &Store, db: &BenchDb) -> anyhow::Result<(u64, String)> {
     match (store.db(), db) {
@@ -508,7 +446,11 @@ pub(crate) async fn run(args: &ArchiveArgs) -> anyhow::Result<()> {
         start.elapsed().as_secs_f64()
     );
 
-    let (db, url) = BenchDb::create(args.db.as_deref()).await?;
+    if let Some(url) = args.db.as_deref().filter(|url| url.starts_with("sqlite:")) {
+        // The counts checked below are of this run's rounds alone.
+        bail!("--db {url}: give postgres://… or nothing (a temporary SQLite file)");
+    }
+    let (db, url) = BenchDb::create(args.db.as_deref(), "archive").await?;
     let result = measure(args, &db, &url, &keys, tables, n, bets, on_day).await;
     db.drop_schema().await?;
     result
@@ -531,10 +473,7 @@ async fn measure(
     println!(
         "backend {} ({}), {} tables appending at once, each its rounds in order",
         store.backend(),
-        match db {
-            BenchDb::Sqlite { path, .. } => path.display().to_string(),
-            BenchDb::Postgres { schema, .. } => format!("schema {schema}"),
-        },
+        db.describe(),
         tables.len()
     );
     let table_ids: Vec<(String, u64)> = tables

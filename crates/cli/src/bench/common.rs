@@ -115,6 +115,89 @@ impl Drop for TempDir {
     }
 }
 
+/// The database a bench works in, and how to clean it up.
+pub(super) enum BenchDb {
+    /// `_dir`: the temporary folder made for it, removed at the end; `None` for a file
+    /// the user named, which is kept.
+    Sqlite {
+        _dir: Option<TempDir>,
+        path: PathBuf,
+    },
+    Postgres {
+        base: String,
+        schema: String,
+    },
+}
+
+impl BenchDb {
+    /// `db`: nothing (a temporary SQLite file `NAME.db`), `sqlite://PATH`, or
+    /// `postgres://…`, in which the bench works in a fresh schema `bench_NAME_PID` that
+    /// [`BenchDb::drop_schema`] drops. The database, and the URL to open it with.
+    pub(super) async fn create(db: Option<&str>, name: &str) -> anyhow::Result<(BenchDb, String)> {
+        match db {
+            None => {
+                let dir = TempDir::new()?;
+                let path = dir.0.join(format!("{name}.db"));
+                let url = format!("sqlite://{}", path.display());
+                Ok((
+                    BenchDb::Sqlite {
+                        _dir: Some(dir),
+                        path,
+                    },
+                    url,
+                ))
+            }
+            Some(url) if url.starts_with("sqlite:") => {
+                let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
+                let path = PathBuf::from(path.split('?').next().unwrap_or(path));
+                Ok((BenchDb::Sqlite { _dir: None, path }, url.to_owned()))
+            }
+            Some(base) => {
+                let schema = format!("bench_{name}_{}", std::process::id());
+                let pool = sqlx::PgPool::connect(base)
+                    .await
+                    .with_context(|| format!("could not connect to --db {base}"))?;
+                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .execute(&pool)
+                    .await?;
+                sqlx::query(&format!("CREATE SCHEMA {schema}"))
+                    .execute(&pool)
+                    .await
+                    .with_context(|| format!("could not create schema {schema}"))?;
+                pool.close().await;
+                let sep = if base.contains('?') { '&' } else { '?' };
+                let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+                Ok((
+                    BenchDb::Postgres {
+                        base: base.to_owned(),
+                        schema,
+                    },
+                    url,
+                ))
+            }
+        }
+    }
+
+    /// Where the bench's data is, in words.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            BenchDb::Sqlite { path, .. } => path.display().to_string(),
+            BenchDb::Postgres { schema, .. } => format!("schema {schema}"),
+        }
+    }
+
+    pub(super) async fn drop_schema(&self) -> anyhow::Result<()> {
+        if let BenchDb::Postgres { base, schema } = self {
+            let pool = sqlx::PgPool::connect(base).await?;
+            sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .execute(&pool)
+                .await?;
+            pool.close().await;
+        }
+        Ok(())
+    }
+}
+
 /// A validator and a broadcaster hosting one live table (its journal in a temporary
 /// folder), in this process, as `banco broadcaster` builds them.
 pub(super) struct InProcess {

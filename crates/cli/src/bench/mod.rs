@@ -8,10 +8,13 @@
 //!   capture-to-viewer delay, CPU ([`video`]).
 //! - `fanout`: the time from the table accepting a card to each of many subscribers, in
 //!   another process, receiving it; optionally the same through a NATS server ([`fanout`]).
+//! - `wallet`: the wallet store's debits and credits from many tables at once, durable
+//!   commit, on SQLite or PostgreSQL ([`wallet`]).
 //!
 //! Each prints its figures and never judges a time; each also checks its answers (every
 //! card accepted; every bet and balance exactly what was staked; every subscriber saw every
-//! card once, in order), so a fast wrong answer does not pass for a result.
+//! card once, in order; every balance what was deposited, staked and returned), so a fast
+//! wrong answer does not pass for a result.
 
 mod archive;
 mod bets;
@@ -22,6 +25,7 @@ mod nats;
 mod subscribers;
 mod validator;
 mod video;
+mod wallet;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +65,10 @@ pub(crate) enum BenchCommand {
     /// Live video: `banco stream` at 720p30 into an in-process broadcaster and many
     /// viewers; encoder frames per second, capture-to-viewer delay, CPU.
     Video(video::VideoArgs),
+    /// The wallet store: many tables' debits and credits at once, each durable before its
+    /// answer, on a temporary SQLite file, `sqlite://PATH` or `postgres://…`; then every
+    /// balance checked (exit status 1 if one is wrong).
+    Wallet(wallet::WalletArgs),
     /// The subscribers of `bench fanout` (started by it, in a child process).
     #[command(hide = true)]
     FanoutSubscribers(subscribers::SubscribersArgs),
@@ -82,6 +90,7 @@ pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Archive(args) => runtime.block_on(archive::run(args))?,
         BenchCommand::Video(args) => runtime.block_on(video::run(args))?,
         BenchCommand::FanoutSubscribers(args) => runtime.block_on(subscribers::run(args))?,
+        BenchCommand::Wallet(args) => return runtime.block_on(wallet::run(args)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::{QueryBuilder, Row as _};
 use tokio::sync::{mpsc, oneshot};
@@ -35,6 +36,35 @@ type Reply = oneshot::Sender<Result<Answer, WalletError>>;
 #[derive(Debug)]
 pub(crate) struct Committer {
     queue: mpsc::UnboundedSender<(Op, Reply)>,
+    counts: Arc<Counts>,
+}
+
+/// What the committer has done since the store was opened: transactions and the requests
+/// they carried, for a benchmark or a test to see group commit at work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Transactions committed or tried (each one commit, so one fsync on SQLite).
+    pub commits: u64,
+    /// Requests they carried.
+    pub requests: u64,
+    /// The most one carried.
+    pub largest: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    commits: AtomicU64,
+    requests: AtomicU64,
+    largest: AtomicU64,
+}
+
+impl Counts {
+    fn batch(&self, requests: usize) {
+        let requests = requests as u64;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        self.requests.fetch_add(requests, Ordering::Relaxed);
+        self.largest.fetch_max(requests, Ordering::Relaxed);
+    }
 }
 
 impl Committer {
@@ -42,8 +72,17 @@ impl Committer {
     /// dropped.
     pub(crate) fn start(shared: Arc<Shared>) -> Committer {
         let (queue, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(shared, rx));
-        Committer { queue }
+        let counts = Arc::new(Counts::default());
+        tokio::spawn(run(shared, Arc::clone(&counts), rx));
+        Committer { queue, counts }
+    }
+
+    pub(crate) fn stats(&self) -> CommitStats {
+        CommitStats {
+            commits: self.counts.commits.load(Ordering::Relaxed),
+            requests: self.counts.requests.load(Ordering::Relaxed),
+            largest: self.counts.largest.load(Ordering::Relaxed),
+        }
     }
 
     /// Queues `op` and waits for its transaction's commit.
@@ -55,13 +94,18 @@ impl Committer {
     }
 }
 
-async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Op, Reply)>) {
+async fn run(
+    shared: Arc<Shared>,
+    counts: Arc<Counts>,
+    mut rx: mpsc::UnboundedReceiver<(Op, Reply)>,
+) {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             let Ok(next) = rx.try_recv() else { break };
             batch.push(next);
         }
+        counts.batch(batch.len());
         commit(&shared, batch).await;
     }
 }
@@ -222,7 +266,7 @@ async fn write(
         Db::Sqlite(_) => "",
         Db::Postgres(_) => " ORDER BY player, currency FOR UPDATE",
     };
-    let (answers, writes) = super::on_pool!(shared, |pool| {
+    let (answers, writes) = super::on_pool!(db = &shared.writer, |pool| {
         let mut tx = pool.begin().await?;
         let mut loaded = Loaded::default();
         for piece in pieces(&keys, IDS_PER_SELECT) {

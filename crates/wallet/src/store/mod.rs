@@ -35,6 +35,7 @@ mod metrics;
 mod schema;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use commit::CommitStats;
 pub use decide::{Kind, LimitPolicy};
 pub use metrics::StoreMetrics;
 
@@ -64,11 +65,14 @@ pub enum Db {
 /// Runs `$body` with `$pool` bound to the concrete pool of either backend: the same code,
 /// type-checked once per backend.
 macro_rules! on_pool {
-    ($shared:expr, |$pool:ident| $body:expr) => {
-        match &$shared.db {
+    (db = $db:expr, |$pool:ident| $body:expr) => {
+        match $db {
             $crate::store::Db::Sqlite($pool) => $body,
             $crate::store::Db::Postgres($pool) => $body,
         }
+    };
+    ($shared:expr, |$pool:ident| $body:expr) => {
+        $crate::store::on_pool!(db = &$shared.db, |$pool| $body)
     };
 }
 pub(crate) use on_pool;
@@ -94,7 +98,10 @@ impl Default for StoreOptions {
 /// What the store's handle and its committer share.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    /// For reads.
     pub(crate) db: Db,
+    /// The committer's one connection (see [`Store::open`]).
+    pub(crate) writer: Db,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) policy: LimitPolicy,
     pub(crate) changes: broadcast::Sender<BalanceChange>,
@@ -156,6 +163,10 @@ pub const MAX_PAGE: u32 = 1_000;
 /// ([`pieces`]) and the queries, with room to spare.
 const STATEMENT_CACHE: usize = 256;
 
+/// The committer's page cache on SQLite, in KiB (negative: SQLite's unit for a size):
+/// 64 MiB, the accounts and the recent index pages of a busy wallet.
+const WRITER_CACHE_KIB: &str = "-65536";
+
 pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
     pending, pending_max_bet, pending_at, raise_asked_at FROM accounts";
 
@@ -167,33 +178,56 @@ impl Store {
     /// Opens (creating if need be) the database at `url`, `sqlite://PATH` or
     /// `postgres://…`, and brings its schema up to date.
     pub async fn open(url: &str, options: StoreOptions) -> Result<Store, StoreError> {
-        let db = if url.starts_with("sqlite:") {
+        // The committer writes through a connection of its own, always the same one: on
+        // SQLite a connection's page cache is dropped whenever another one has written, so
+        // a writer taken in turn from a pool read every page it touched from the file
+        // again; and its statements are prepared once. It reads through it too (the
+        // accounts it decides on), so its cache is large.
+        let (db, writer) = if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(Duration::from_secs(10))
                 .statement_cache_capacity(STATEMENT_CACHE);
-            Db::Sqlite(
-                SqlitePoolOptions::new()
-                    .max_connections(4)
-                    .connect_with(connect)
-                    .await?,
+            let writer = connect.clone().pragma("cache_size", WRITER_CACHE_KIB);
+            (
+                Db::Sqlite(
+                    SqlitePoolOptions::new()
+                        .max_connections(4)
+                        .connect_with(connect)
+                        .await?,
+                ),
+                Db::Sqlite(
+                    SqlitePoolOptions::new()
+                        .max_connections(1)
+                        .connect_with(writer)
+                        .await?,
+                ),
             )
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
                 .statement_cache_capacity(STATEMENT_CACHE);
-            Db::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(8)
-                    .connect_with(connect)
-                    .await?,
+            (
+                Db::Postgres(
+                    PgPoolOptions::new()
+                        .max_connections(8)
+                        .connect_with(connect.clone())
+                        .await?,
+                ),
+                Db::Postgres(
+                    PgPoolOptions::new()
+                        .max_connections(1)
+                        .connect_with(connect)
+                        .await?,
+                ),
             )
         } else {
             return Err(StoreError::UnknownBackend(url.to_owned()));
         };
         let shared = Arc::new(Shared {
             db,
+            writer,
             clock: options.clock,
             policy: options.limits,
             changes: broadcast::channel(4096).0,
@@ -221,7 +255,13 @@ impl Store {
 
     /// Closes every connection (an SQLite file is then complete without its WAL).
     pub async fn close(&self) {
+        on_pool!(db = &self.shared.writer, |pool| pool.close().await);
         on_pool!(self.shared, |pool| pool.close().await);
+    }
+
+    /// What group commit has done since the store was opened.
+    pub fn commit_stats(&self) -> CommitStats {
+        self.commits.stats()
     }
 
     async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
@@ -353,10 +393,13 @@ impl Store {
                 faults.push(format!("the postings of {tx} sum to {sum}, not 0"));
             }
             let wrong: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
-                "SELECT a.player, a.currency, a.balance,
-                    (SELECT CAST(SUM(p.amount) AS BIGINT) FROM postings p
-                     WHERE p.account = 'player:' || a.player AND p.currency = a.currency)
-                 FROM accounts a",
+                // One pass over the postings, summed by account: postings are keyed by
+                // movement, so a sum looked up per account would read them all each time.
+                "SELECT a.player, a.currency, a.balance, s.posted
+                 FROM accounts a LEFT JOIN (
+                    SELECT account, currency, CAST(SUM(amount) AS BIGINT) AS posted
+                    FROM postings GROUP BY account, currency
+                 ) s ON s.account = 'player:' || a.player AND s.currency = a.currency",
             )
             .fetch_all(pool)
             .await?;
