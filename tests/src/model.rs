@@ -177,6 +177,24 @@ impl Books {
         self.balances.get(player).copied().unwrap_or(0)
     }
 
+    /// Whether `told` (a reply's balance) is the model's for `player`: the wallet's
+    /// available balance may still lack credits the table owes (the last round's payouts
+    /// on their way, counted in `pending_minor`), but never holds more than the model.
+    pub fn check_balance(&self, player: &str, told: Option<&pb::Balance>) -> Result<(), String> {
+        let want = self.balance(player);
+        let Some(told) = told else {
+            return Err(format!("{player}: no balance in the reply"));
+        };
+        let (available, pending) = (told.available_minor, told.pending_minor);
+        if available <= want && want <= available + pending {
+            Ok(())
+        } else {
+            Err(format!(
+                "{player}: available {available} (pending {pending}), the model says {want}"
+            ))
+        }
+    }
+
     /// The broadcaster credits a player's first bet request at a table.
     pub fn welcome(&mut self, player: &str) {
         if !self.balances.contains_key(player) {

@@ -335,8 +335,9 @@ impl Game {
                         .or_default() += a.accepted_minor;
                 }
             }
-            let balance = reply.balance.as_ref().map_or(-1, |b| b.available_minor);
-            assert_eq!(balance, self.books.balance(&name), "{name} in {round_id}");
+            if let Err(e) = self.books.check_balance(&name, reply.balance.as_ref()) {
+                panic!("{name} in {round_id}: {e}");
+            }
         }
     }
 
@@ -344,13 +345,21 @@ impl Game {
     async fn balances(&mut self) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
         for p in &mut self.players {
-            let got = p
-                .client
-                .get_balance(pb::GetBalanceRequest {})
-                .await
-                .unwrap()
-                .into_inner()
-                .available_minor;
+            // Once the wallet has every payout the table owes.
+            let mut tries = 0;
+            let got = loop {
+                let balance = p
+                    .client
+                    .get_balance(pb::GetBalanceRequest {})
+                    .await
+                    .unwrap()
+                    .into_inner();
+                tries += 1;
+                if balance.pending_minor == 0 || tries > 500 {
+                    break balance.available_minor;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            };
             out.insert(p.name.clone(), got);
         }
         out

@@ -192,13 +192,12 @@ async fn bet_wave(
                 }
             }
         }
-        let available = reply.balance.as_ref().map_or(-1, |b| b.available_minor);
-        assert_eq!(
-            available,
-            books.balance(&player.name),
-            "{} in {round_id}: balance in the PlaceBets reply",
-            player.name
-        );
+        if let Err(e) = books.check_balance(&player.name, reply.balance.as_ref()) {
+            panic!(
+                "{} in {round_id}: balance in the PlaceBets reply: {e}",
+                player.name
+            );
+        }
     }
 }
 

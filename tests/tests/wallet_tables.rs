@@ -1,0 +1,182 @@
+//! One balance across tables: two broadcasters (T01 and T02) spending through one `banco
+//! wallet` (`--wallet grpc://…`), as real processes. Proves that a player's deposit at the
+//! cashier is their balance at both tables, that a bet at one table leaves less to bet at
+//! the other, that an overdraft across the two is refused with nothing taken, and that one
+//! self-limit, set at one table, holds at the other.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use banco_e2e::banco;
+use banco_e2e::clients::{Cmd, Croupier, player_client};
+use banco_e2e::model::bets_to_pb;
+use banco_e2e::procs::{BroadcasterSetup, Keys, Service, start_validator};
+use banco_rules::BetKind;
+use banco_wire::pb;
+use tonic::transport::{Channel, Endpoint};
+
+async fn connect(url: &str) -> Channel {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .unwrap()
+        .connect_timeout(Duration::from_secs(5));
+    endpoint.connect().await.unwrap()
+}
+
+fn token_file(dir: &Path, keys: &Keys, role: &str, sub: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{sub}.token"));
+    std::fs::write(&path, keys.issue(role, sub, "1h")).unwrap();
+    path
+}
+
+/// A broadcaster hosting `table`, spending through the wallet at `wallet_url`.
+fn broadcaster(keys: &Keys, validator: &Service, dir: &Path, table: &str, wallet: &str) -> Service {
+    let mut setup = BroadcasterSetup::new(keys, validator, &dir.join(table));
+    setup.table = table.to_owned();
+    setup.extra_args.extend([
+        "--wallet".to_owned(),
+        wallet.to_owned(),
+        "--no-clips".to_owned(),
+    ]);
+    setup.start()
+}
+
+/// Opens a shoe and betting at the croupier's table; the round open for bets.
+async fn open_round(croupier: &mut Croupier) -> String {
+    croupier.ok(Cmd::OpenShoe).await;
+    croupier.ok(Cmd::Burn("5C".to_owned())).await;
+    croupier.ok(Cmd::OpenBetting).await.round_id
+}
+
+fn decision_accepted(reply: &pb::PlaceBetsResponse) -> bool {
+    reply
+        .decisions
+        .iter()
+        .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
+}
+
+fn refusal_code(reply: &pb::PlaceBetsResponse) -> Vec<pb::RefusalCode> {
+    reply
+        .decisions
+        .iter()
+        .filter_map(|d| match &d.decision {
+            Some(pb::bet_decision::Decision::Refusal(r)) => Some(r.code()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_balance_and_one_self_limit_across_two_broadcasters() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
+    let wallet = Service::start(
+        "wallet",
+        &[
+            "wallet".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--db".into(),
+            db.into(),
+            "--public-key".into(),
+            keys.public_key().into(),
+        ],
+    );
+    let wallet_url = format!("grpc://{}", wallet.addr());
+    let desk = token_file(dir.path(), &keys, "cashier", "desk-1");
+    let deposit = banco()
+        .args(["cashier", "--token-file"])
+        .arg(&desk)
+        .args(["--server", &wallet_url, "deposit", "alice", "100.00"])
+        .output()
+        .unwrap();
+    assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+
+    let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
+    let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
+    let croupier_token = keys.issue("croupier", "dealer", "1h");
+    let mut croupier_a = Croupier::new(connect(&a.url()).await, &croupier_token, "T01", "a");
+    let mut croupier_b = Croupier::new(connect(&b.url()).await, &croupier_token, "T02", "b");
+    let round_a = open_round(&mut croupier_a).await;
+    let round_b = open_round(&mut croupier_b).await;
+
+    let alice = keys.issue("player", "alice", "1h");
+    let mut at_a = player_client(connect(&a.url()).await, &alice);
+    let mut at_b = player_client(connect(&b.url()).await, &alice);
+    let balance = |r: pb::Balance| r.available_minor;
+    // The cashier's deposit is the balance at both tables, before any bet.
+    for client in [&mut at_a, &mut at_b] {
+        let got = client.get_balance(pb::GetBalanceRequest {}).await.unwrap();
+        assert_eq!(balance(got.into_inner()), 10_000);
+    }
+
+    let place = |table: &str, round: &str, kind, amount, key: &str| pb::PlaceBetsRequest {
+        table_id: table.to_owned(),
+        round_id: round.to_owned(),
+        bets: bets_to_pb(&[(kind, amount)]),
+        idempotency_key: key.to_owned(),
+    };
+    let at_t01 = at_a
+        .place_bets(place("T01", &round_a, BetKind::Banker, 6_000, "a1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(decision_accepted(&at_t01), "{at_t01:?}");
+    assert_eq!(balance(at_t01.balance.unwrap()), 4_000);
+    // More than is left, at the other table: refused by the wallet, nothing taken.
+    let at_t02 = at_b
+        .place_bets(place("T02", &round_b, BetKind::Player, 6_000, "b1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        refusal_code(&at_t02),
+        [pb::RefusalCode::InsufficientFunds],
+        "{at_t02:?}"
+    );
+    let left = at_b.get_balance(pb::GetBalanceRequest {}).await.unwrap();
+    assert_eq!(balance(left.into_inner()), 4_000);
+    // What is left can be bet there.
+    let rest = at_b
+        .place_bets(place("T02", &round_b, BetKind::Player, 4_000, "b2"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(decision_accepted(&rest), "{rest:?}");
+    assert_eq!(balance(rest.balance.unwrap()), 0);
+
+    // One self-limit: set at T01 (a lowering: at once), it holds at T02.
+    let bob = keys.issue("player", "bob", "1h");
+    let deposit = banco()
+        .args(["cashier", "--token-file"])
+        .arg(&desk)
+        .args(["--server", &wallet_url, "deposit", "bob", "100.00"])
+        .output()
+        .unwrap();
+    assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+    let mut bob_a = player_client(connect(&a.url()).await, &bob);
+    let mut bob_b = player_client(connect(&b.url()).await, &bob);
+    let limit = bob_a
+        .set_self_limit(pb::SetSelfLimitRequest {
+            max_bet_minor: 2_000,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(limit.max_bet_minor, 2_000);
+    let over = bob_b
+        .place_bets(place("T02", &round_b, BetKind::Banker, 2_500, "k1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!decision_accepted(&over), "{over:?}");
+    let within = bob_b
+        .place_bets(place("T02", &round_b, BetKind::Banker, 2_000, "k2"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(decision_accepted(&within), "{within:?}");
+    assert_eq!(balance(within.balance.unwrap()), 8_000);
+}
