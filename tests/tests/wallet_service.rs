@@ -18,10 +18,11 @@ use banco_auth::Role;
 use banco_e2e::archive::ArchiveDb;
 use banco_e2e::banco;
 use banco_e2e::procs::{Keys, Service, bearer};
+use banco_wallet::MemoryWallet;
 use banco_wallet::Wallet;
 use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions};
 use banco_wallet::seamless::SeamlessSecret;
-use banco_wallet::seamless::memory::{ForgetsEarlyCancels, MemoryWallet};
+use banco_wallet::seamless::memory::ForgetsEarlyCancels;
 use banco_wallet::{Cashier as _, Debit, TxId, WalletError};
 use tokio::sync::oneshot;
 
@@ -72,8 +73,10 @@ async fn conformance_passes_against_banco_s_server_and_names_a_wrong_one_s_fault
     let dir = tempfile::tempdir().unwrap();
     let secret = secret_file(dir.path()).display().to_string();
 
-    let wallet = MemoryWallet::new();
-    wallet.deposit("test-player", "EUR", 2_500);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet
+        .deposit("cash-test-player", "test-player", "EUR", 2_500)
+        .unwrap();
     let (url, _stop) = serve(wallet.clone()).await;
     let args = vec![
         url,
@@ -102,8 +105,10 @@ async fn conformance_passes_against_banco_s_server_and_names_a_wrong_one_s_fault
     );
     assert_eq!(wallet.balance("test-player", "EUR"), 2_500);
 
-    let wrong = MemoryWallet::new();
-    wrong.deposit("test-player", "EUR", 2_500);
+    let wrong = Arc::new(MemoryWallet::new());
+    wrong
+        .deposit("cash-test-player", "test-player", "EUR", 2_500)
+        .unwrap();
     let (url, _stop) = serve(ForgetsEarlyCancels::new(wrong)).await;
     let args = vec![
         url,

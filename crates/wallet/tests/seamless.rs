@@ -7,8 +7,9 @@ mod support;
 
 use std::sync::Arc;
 
+use banco_wallet::MemoryWallet;
 use banco_wallet::seamless::conformance::{self, Options};
-use banco_wallet::seamless::memory::{ForgetsEarlyCancels, MemoryWallet};
+use banco_wallet::seamless::memory::ForgetsEarlyCancels;
 use banco_wallet::seamless::protocol::{BalanceRequest, Envelope, Operation, Status, now_ms};
 use banco_wallet::seamless::{Endpoint, HttpClient, SeamlessConfig, SeamlessWallet};
 use banco_wallet::{Wallet, WalletError};
@@ -17,8 +18,10 @@ use support::{adapter, cancel, credit, debit, secret, served};
 
 #[tokio::test]
 async fn every_movement_through_the_protocol_keeps_the_contract() {
-    let operator = MemoryWallet::new();
-    operator.deposit("alice", "EUR", 10_000);
+    let operator = Arc::new(MemoryWallet::new());
+    operator
+        .deposit("cash-alice", "alice", "EUR", 10_000)
+        .unwrap();
     let server = served(operator.clone()).await;
     let (wallet, _local) = adapter(&server.url, SeamlessConfig::default());
 
@@ -105,8 +108,8 @@ async fn every_movement_through_the_protocol_keeps_the_contract() {
 
 #[tokio::test]
 async fn self_limits_are_banco_s_and_checked_before_the_operator_is_asked() {
-    let operator = MemoryWallet::new();
-    operator.deposit("bob", "EUR", 50_000);
+    let operator = Arc::new(MemoryWallet::new());
+    operator.deposit("cash-bob", "bob", "EUR", 50_000).unwrap();
     let server = served(operator.clone()).await;
     let (wallet, local) = adapter(&server.url, SeamlessConfig::default());
     let limit = wallet
@@ -162,8 +165,10 @@ async fn self_limits_are_banco_s_and_checked_before_the_operator_is_asked() {
 
 #[tokio::test]
 async fn concurrent_debits_never_take_a_balance_below_zero() {
-    let operator = MemoryWallet::new();
-    operator.deposit("carol", "EUR", 1_000);
+    let operator = Arc::new(MemoryWallet::new());
+    operator
+        .deposit("cash-carol", "carol", "EUR", 1_000)
+        .unwrap();
     let server = served(operator.clone()).await;
     let (wallet, _local) = adapter(&server.url, SeamlessConfig::default());
     let wallet = Arc::new(wallet);
@@ -206,7 +211,7 @@ fn balance_body(timestamp_ms: u64, operation: Operation) -> Bytes {
 
 #[tokio::test]
 async fn the_server_refuses_what_banco_did_not_sign_and_signs_its_refusals() {
-    let server = served(MemoryWallet::new()).await;
+    let server = served(Arc::new(MemoryWallet::new())).await;
     let client = HttpClient::new(Endpoint::parse(&server.url, None).unwrap());
     let secret = secret();
     let body = balance_body(now_ms(), Operation::Balance);
@@ -276,9 +281,10 @@ async fn the_server_refuses_plaintext_beyond_loopback() {
     let Ok(listener) = tokio::net::TcpListener::bind("0.0.0.0:0").await else {
         return;
     };
-    let err = banco_wallet::seamless::serve(listener, MemoryWallet::new(), secret(), async {})
-        .await
-        .unwrap_err();
+    let err =
+        banco_wallet::seamless::serve(listener, Arc::new(MemoryWallet::new()), secret(), async {})
+            .await
+            .unwrap_err();
     assert!(err.to_string().contains("not a loopback address"), "{err}");
 }
 
@@ -293,8 +299,8 @@ async fn the_adapter_speaks_tls_to_an_https_operator() {
         cert.signing_key.serialize_pem().as_bytes(),
     )
     .unwrap();
-    let operator = MemoryWallet::new();
-    operator.deposit("erin", "EUR", 700);
+    let operator = Arc::new(MemoryWallet::new());
+    operator.deposit("cash-erin", "erin", "EUR", 700).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -313,7 +319,7 @@ async fn the_adapter_speaks_tls_to_an_https_operator() {
     let wallet = SeamlessWallet::new(
         endpoint,
         secret(),
-        MemoryWallet::new(),
+        Arc::new(MemoryWallet::new()),
         SeamlessConfig::default(),
     );
     let stake = debit("debit:H001:erin:1:banker", "erin", 200);
@@ -324,7 +330,7 @@ async fn the_adapter_speaks_tls_to_an_https_operator() {
     let untrusted = SeamlessWallet::new(
         Endpoint::parse(&format!("seamless+https://localhost:{port}/"), None).unwrap(),
         secret(),
-        MemoryWallet::new(),
+        Arc::new(MemoryWallet::new()),
         support::quick(),
     );
     let err = untrusted
@@ -348,8 +354,10 @@ fn options() -> Options {
 
 #[tokio::test]
 async fn conformance_passes_against_the_real_server_and_leaves_the_balance() {
-    let operator = MemoryWallet::new();
-    operator.deposit("conformance", "EUR", 5_000);
+    let operator = Arc::new(MemoryWallet::new());
+    operator
+        .deposit("cash-conformance", "conformance", "EUR", 5_000)
+        .unwrap();
     let server = served(operator.clone()).await;
     let endpoint = Endpoint::parse(&server.url, None).unwrap();
     let report = conformance::run(endpoint, secret(), &options()).await;
@@ -383,8 +391,10 @@ async fn conformance_passes_against_the_real_server_and_leaves_the_balance() {
 
 #[tokio::test]
 async fn conformance_names_what_a_wrong_operator_gets_wrong() {
-    let operator = MemoryWallet::new();
-    operator.deposit("conformance", "EUR", 5_000);
+    let operator = Arc::new(MemoryWallet::new());
+    operator
+        .deposit("cash-conformance", "conformance", "EUR", 5_000)
+        .unwrap();
     let server = served(ForgetsEarlyCancels::new(operator.clone())).await;
     let endpoint = Endpoint::parse(&server.url, None).unwrap();
     let report = conformance::run(endpoint, secret(), &options()).await;
@@ -406,7 +416,7 @@ async fn conformance_names_what_a_wrong_operator_gets_wrong() {
     );
 
     // An operator with another secret: its answers are not banco's to trust.
-    let other = served(MemoryWallet::new()).await;
+    let other = served(Arc::new(MemoryWallet::new())).await;
     let wrong_secret =
         banco_wallet::seamless::SeamlessSecret::new(b"a secret the operator does not have")
             .unwrap();

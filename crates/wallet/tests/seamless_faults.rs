@@ -9,8 +9,8 @@ use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
+use banco_wallet::MemoryWallet;
 use banco_wallet::seamless::Responder;
-use banco_wallet::seamless::memory::MemoryWallet;
 use banco_wallet::seamless::protocol::{Answer, Operation, Status};
 use banco_wallet::{Wallet, WalletError};
 use bytes::Bytes;
@@ -250,8 +250,8 @@ async fn operator(wallet: Arc<MemoryWallet>) -> (Operator, String) {
 
 #[tokio::test]
 async fn a_debit_without_an_answer_is_unavailable_and_its_cancel_goes_through() {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("alice", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-alice", "alice", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     let (release, held) = oneshot::channel();
     let (late, late_answer) = oneshot::channel();
@@ -291,8 +291,8 @@ async fn a_debit_without_an_answer_is_unavailable_and_its_cancel_goes_through() 
 
 #[tokio::test]
 async fn a_500_after_the_movement_is_retried_and_money_moves_once() {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("bob", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-bob", "bob", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     operator.queue("debit", Fault::Then500);
     let (adapter, _) = adapter(&url, quick());
@@ -310,8 +310,8 @@ async fn a_500_after_the_movement_is_retried_and_money_moves_once() {
 
 #[tokio::test]
 async fn an_answer_after_the_attempt_s_timeout_is_retried_and_money_moves_once() {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("carol", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-carol", "carol", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     let (_release, late) = oneshot::channel();
     operator.queue("credit", Fault::AnswerLate(late));
@@ -330,8 +330,8 @@ async fn an_answer_after_the_attempt_s_timeout_is_retried_and_money_moves_once()
 /// banco takes none of them as a decision, the debit is unavailable, and the table's
 /// cancel gives the stake back.
 async fn no_answer_is_taken(fault: fn() -> Fault, named: &str) {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("dave", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-dave", "dave", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     operator.always("debit", fault);
     let (adapter, _) = adapter(&url, quick());
@@ -364,8 +364,8 @@ async fn a_wrong_signature_on_the_answer_is_no_answer() {
 
 #[tokio::test]
 async fn an_answer_to_another_request_is_no_answer() {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("erin", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-erin", "erin", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     let (adapter, _) = adapter(&url, quick());
 
@@ -384,8 +384,8 @@ async fn an_answer_to_another_request_is_no_answer() {
 
 #[tokio::test]
 async fn the_same_request_received_twice_moves_money_once() {
-    let wallet = MemoryWallet::new();
-    wallet.deposit("frank", "EUR", 1_000);
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet.deposit("cash-frank", "frank", "EUR", 1_000).unwrap();
     let (operator, url) = operator(wallet.clone()).await;
     operator.queue("debit", Fault::Twice);
     let (adapter, _) = adapter(&url, quick());

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::seamless::memory::MemoryWallet;
+use banco_wallet::MemoryWallet;
 use banco_wallet::seamless::{Endpoint, SeamlessConfig, SeamlessSecret, SeamlessWallet};
 use banco_wallet::{Cancel, Credit, CreditKind, Debit, TxId, Wallet};
 use tokio::net::TcpListener;
@@ -104,7 +104,7 @@ pub fn quick() -> SeamlessConfig {
 
 /// The adapter to `url`, with banco's own (local) wallet for self-limits.
 pub fn adapter(url: &str, config: SeamlessConfig) -> (SeamlessWallet, Arc<MemoryWallet>) {
-    let local = MemoryWallet::new();
+    let local = Arc::new(MemoryWallet::new());
     let endpoint = Endpoint::parse(url, None).unwrap();
     let local_wallet: Arc<dyn Wallet> = local.clone();
     (
