@@ -190,7 +190,6 @@ impl Books {
         // answered leaves the reply's balance short of it with nothing pending (a known
         // fault of the table's display: receipts carry no per-account order yet); the
         // final balances are checked exactly, from the wallet.
-        let _ = pending;
         if available <= want {
             Ok(())
         } else {

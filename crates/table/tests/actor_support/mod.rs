@@ -190,13 +190,7 @@ pub async fn play_round(handle: &TableHandle, n: u64) -> Applied {
 
 /// Waits (up to 20 s) until `done` holds.
 pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..2_000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
+    eventually_async(what, || std::future::ready(done())).await;
 }
 
 /// Waits (up to 20 s) until the asynchronous `done` holds.
