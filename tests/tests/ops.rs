@@ -181,11 +181,16 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
     assert_eq!(bad.code(), tonic::Code::InvalidArgument);
 
     // Broadcaster: the table's counts, once the outbox has the archive's ack (the archive
-    // stores the round a moment before the outbox hears so and lowers its depth).
+    // stores the round a moment before the outbox hears so and lowers its depth) and the
+    // wallet's acknowledgement of the payout is journaled (it follows the settlement).
     let t = "table=\"T01\"";
+    let accepted = format!("banco_commands_total{{{t},result=\"accepted\"}}");
     let mut b = scrape(&broadcaster_metrics);
     for _ in 0..100 {
-        if value(&b, &format!("banco_outbox_depth{{{t}}}")) == 0.0 {
+        if value(&b, &format!("banco_outbox_depth{{{t}}}")) == 0.0
+            && value(&b, &format!("banco_wallet_owed{{{t}}}")) == 0.0
+            && value(&b, &accepted) >= 12.0
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -209,15 +214,11 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
         1.0
     );
     assert_eq!(sum(&b, "banco_rounds_finished_total"), 1.0);
-    // OpenShoe, Burn, OpenBetting, the welcome credit's Deposit, a bet, CloseBetting, 4
-    // cards and Confirm applied; the second bet and the fifth card refused.
-    assert_eq!(
-        value(
-            &b,
-            &format!("banco_commands_total{{{t},result=\"accepted\"}}")
-        ),
-        11.0
-    );
+    // OpenShoe, Burn, OpenBetting, a bet and the wallet's answer to its debit,
+    // CloseBetting, 4 cards, Confirm and the wallet's acknowledgement of its payout
+    // applied (the welcome credit is the wallet's, no command of the table); the second
+    // bet and the fifth card refused.
+    assert_eq!(value(&b, &accepted), 12.0);
     assert_eq!(
         value(
             &b,
@@ -235,17 +236,17 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
         value(&b, &format!("banco_outbox_delivery_failures_total{{{t}}}")),
         0.0
     );
-    // The journal: the 11 accepted commands, each fsynced in some group.
+    // The journal: the 12 accepted commands, each fsynced in some group.
     assert_eq!(
         value(&b, &format!("banco_journal_records_total{{{t}}}")),
-        11.0
+        12.0
     );
     assert_eq!(
         value(
             &b,
             &format!("banco_journal_group_commit_records_sum{{{t}}}")
         ),
-        11.0
+        12.0
     );
     assert!(value(&b, &format!("banco_journal_bytes_total{{{t}}}")) > 0.0);
     let commits = value(&b, &format!("banco_journal_commit_seconds_count{{{t}}}"));
