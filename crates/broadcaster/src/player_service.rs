@@ -5,16 +5,18 @@
 use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use banco_auth::caller;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
-use banco_table::actor::ActorError;
+use banco_table::actor::{ActorError, Published};
 use banco_table::book::{PositionRefusal, Raise, Stakes};
 use banco_table::{BetRefusal, Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
 use banco_wallet::{Cashier, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
 use futures::Stream;
+use tokio::sync::broadcast::{self, error::RecvError};
 use tonic::{Request, Response, Status};
 
 use crate::error::BroadcasterError;
@@ -40,6 +42,35 @@ pub struct PlayerServer {
     /// Players whose welcome credit was settled in this process, so the check costs one
     /// wallet call per player, not one per bet.
     welcomed: Mutex<BTreeSet<String>>,
+}
+
+/// How long a ClearBets reply waits for the wallet to take the refunds back, so that a
+/// player with a healthy wallet sees them in the balance; past it they show as owed.
+const REFUNDS_WAIT: Duration = Duration::from_secs(2);
+
+/// Waits, at most [`REFUNDS_WAIT`], until the table tells `player` it owes them nothing.
+async fn refunds_acknowledged(
+    mut published: broadcast::Receiver<Arc<Published>>,
+    player: &str,
+) {
+    let settled = async {
+        loop {
+            match published.recv().await {
+                Ok(p) => {
+                    let done = p.events.iter().any(|e| {
+                        matches!(e, Event::BalanceChanged { player: who, pending: 0, .. }
+                            if who == player)
+                    });
+                    if done {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(REFUNDS_WAIT, settled).await;
 }
 
 impl PlayerServer {
@@ -521,10 +552,18 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             key,
             now_ms: 0,
         };
+        // Subscribed before the command, so the wallet's acknowledgement cannot slip by.
+        let published = table.handle().subscribe();
         let applied = match table.handle().submit(None, command).await {
             Ok(applied) => applied,
             Err(e) => return Err(table.actor_error(e).into()),
         };
+        let owed = self
+            .told_balance(&applied.events, &player)
+            .is_some_and(|b| b.pending_minor > 0);
+        if owed {
+            refunds_acknowledged(published, &player).await;
+        }
         let cleared = original(applied.events)
             .into_iter()
             .find_map(|e| match e {
