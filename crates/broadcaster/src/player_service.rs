@@ -49,10 +49,7 @@ pub struct PlayerServer {
 const REFUNDS_WAIT: Duration = Duration::from_secs(2);
 
 /// Waits, at most [`REFUNDS_WAIT`], until the table tells `player` it owes them nothing.
-async fn refunds_acknowledged(
-    mut published: broadcast::Receiver<Arc<Published>>,
-    player: &str,
-) {
+async fn refunds_acknowledged(mut published: broadcast::Receiver<Arc<Published>>, player: &str) {
     let settled = async {
         loop {
             match published.recv().await {

@@ -45,6 +45,7 @@ fn open_table() -> Table {
                 balance: 1_000_000_000,
                 delta: 1_000_000_000,
                 reason: "deposit".into(),
+                version: None,
                 now_ms: 0,
             })
             .expect("funding");

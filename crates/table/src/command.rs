@@ -15,8 +15,13 @@ use crate::round_id::RoundId;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum DebitOutcome {
-    /// Every debit was taken; the player's available balance after them.
-    Taken { balance: i64 },
+    /// Every debit was taken; the player's available balance after them, and the account's
+    /// version with it ([`banco_wallet::AccountView::version`]).
+    Taken {
+        balance: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<u64>,
+    },
     /// Not every debit was taken (a refusal, or no answer in time): the request is refused
     /// and every one of its debits cancelled.
     Refused { error: WalletError },
@@ -30,6 +35,9 @@ pub struct WalletAck {
     /// The player's available balance after it, when the wallet said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balance: Option<i64>,
+    /// The account's version with that balance, when the wallet numbers them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// Where a card came from.
@@ -148,6 +156,9 @@ pub enum Command {
         delta: i64,
         /// `deposit`, `withdrawal`, or what the other table did.
         reason: String,
+        /// The account's version with `balance`, when the wallet numbers them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<u64>,
         now_ms: u64,
     },
     /// A player sits down: `seat` is 1-based; 0 takes the lowest free seat.

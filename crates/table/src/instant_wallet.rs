@@ -42,6 +42,7 @@ pub fn instant_answer(table: &Table, event: &Event, now_ms: u64) -> Option<Comma
             let outcome = if needed <= available {
                 DebitOutcome::Taken {
                     balance: available - needed,
+                    version: None,
                 }
             } else {
                 DebitOutcome::Refused {
@@ -71,6 +72,7 @@ pub fn instant_answer(table: &Table, event: &Event, now_ms: u64) -> Option<Comma
                     WalletAck {
                         number: o.number,
                         balance: Some(*balance),
+                        version: None,
                     }
                 })
                 .collect();
@@ -88,6 +90,7 @@ pub fn funding(table: &Table, player: &str, delta: i64) -> Command {
         balance: table.balance(player).unwrap_or(0) + delta,
         delta,
         reason: if delta < 0 { "withdrawal" } else { "deposit" }.into(),
+        version: None,
         now_ms: 0,
     }
 }

@@ -294,20 +294,24 @@ impl Table {
                 balance,
                 delta,
                 reason: _,
+                version,
                 now_ms: _,
             } => {
                 required("player", player)?;
+                let before = self.wallet.balance(player);
+                self.wallet.set_balance(player, *balance, *version);
+                let shown = self.wallet.balance(player).unwrap_or(*balance);
                 // The change of what this table last showed: the wallet's own delta holds
                 // only if the table had heard of every change before it (a retried or
-                // reordered notice, a change missed while away).
-                let delta = self
-                    .wallet
-                    .balance(player)
-                    .map_or(*delta, |before| balance - before);
-                self.wallet.set_balance(player, *balance);
+                // reordered notice, a change missed while away). Told an older balance
+                // than it shows, it shows no change.
+                let delta = before.map_or(*delta, |before| shown - before);
+                if before == Some(shown) {
+                    return Ok(Vec::new());
+                }
                 Ok(vec![self.balance_event(
                     player,
-                    *balance,
+                    shown,
                     delta,
                     BalanceReason::Elsewhere,
                 )])
@@ -1389,7 +1393,7 @@ impl Table {
                 Event::WalletOwed { owed },
             ]);
         }
-        let DebitOutcome::Taken { balance } = *outcome else {
+        let DebitOutcome::Taken { balance, version } = *outcome else {
             return Ok(Vec::new());
         };
         let round_id = request.round_id.clone();
@@ -1413,7 +1417,10 @@ impl Table {
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
         self.wallet.take_pending(player, key);
-        self.wallet.set_balance(player, balance);
+        self.wallet.set_balance(player, balance, version);
+        // A payout acknowledged after these debits were answered may have been applied
+        // first: the newest balance is the one to show.
+        let balance = self.wallet.balance(player).unwrap_or(balance);
         round.book.add(player, &request.bets);
         for (debit, &(kind, _)) in request.debits.iter().zip(&request.bets) {
             round
@@ -1447,7 +1454,9 @@ impl Table {
     /// The wallet acknowledged owed movements: each is done; the players hear of their
     /// balance once (the last the wallet told).
     fn wallet_acked(&mut self, acks: &[WalletAck]) -> Vec<Event> {
-        let mut changes: BTreeMap<String, (Option<i64>, i64, BalanceReason)> = BTreeMap::new();
+        // Per player: the newest balance told (with its version), the credits' sum, why.
+        type Change = (Option<(i64, Option<u64>)>, i64, BalanceReason);
+        let mut changes: BTreeMap<String, Change> = BTreeMap::new();
         let mut done = Vec::new();
         for ack in acks {
             let Some(owed) = self.wallet.acknowledged(ack.number) else {
@@ -1472,19 +1481,26 @@ impl Table {
             }
             change.2 = reason;
             if let Some(balance) = ack.balance {
-                change.0 = Some(balance);
+                let newer = match (change.0, ack.version) {
+                    (Some((_, Some(known))), Some(told)) => told > known,
+                    _ => true,
+                };
+                if newer {
+                    change.0 = Some((balance, ack.version));
+                }
             }
         }
         if done.is_empty() {
             return Vec::new();
         }
         let mut events = vec![Event::WalletAcked { numbers: done }];
-        for (player, (balance, delta, reason)) in changes {
+        for (player, (told, delta, reason)) in changes {
             let before = self.wallet.balance(&player);
-            if let Some(balance) = balance {
-                self.wallet.set_balance(&player, balance);
+            if let Some((balance, version)) = told {
+                self.wallet.set_balance(&player, balance, version);
             }
-            let quiet = reason == BalanceReason::Cancelled && balance == before;
+            let quiet =
+                reason == BalanceReason::Cancelled && self.wallet.balance(&player) == before;
             if let Some(balance) = self.wallet.balance(&player).filter(|_| !quiet) {
                 events.push(self.balance_event(&player, balance, delta, reason));
             }

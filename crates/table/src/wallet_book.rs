@@ -84,8 +84,9 @@ pub struct WalletBook {
     pending: BTreeMap<(String, String), PendingRequest>,
     owed: BTreeMap<u64, Owed>,
     last_number: u64,
-    /// What the wallet last said each player had available, from its receipts.
-    balances: BTreeMap<String, i64>,
+    /// The newest of what the wallet said each player had available, from its answers,
+    /// with the account's version.
+    balances: BTreeMap<String, (i64, Option<u64>)>,
 }
 
 impl WalletBook {
@@ -157,13 +158,22 @@ impl WalletBook {
             .sum()
     }
 
-    pub(crate) fn set_balance(&mut self, player: &str, balance: i64) {
-        self.balances.insert(player.to_owned(), balance);
+    /// Keeps `balance` unless the wallet told a newer one before: answers to one player's
+    /// requests (a bet's debits, a payout's credit, a change at another table) reach the
+    /// table in any order. Without versions the last one told is taken.
+    pub(crate) fn set_balance(&mut self, player: &str, balance: i64, version: Option<u64>) {
+        let older = matches!(
+            (self.balances.get(player), version),
+            (Some((_, Some(known))), Some(told)) if told < *known
+        );
+        if !older {
+            self.balances.insert(player.to_owned(), (balance, version));
+        }
     }
 
     /// The player's available balance as the wallet last told it, if it has.
     pub fn balance(&self, player: &str) -> Option<i64> {
-        self.balances.get(player).copied()
+        self.balances.get(player).map(|(balance, _)| *balance)
     }
 }
 

@@ -98,6 +98,7 @@ fn told(player: &str, balance: i64) -> banco_table::Command {
         balance,
         delta: balance,
         reason: "deposit".into(),
+        version: None,
         now_ms: 0,
     }
 }

@@ -176,3 +176,99 @@ fn a_balance_change_is_private_and_reasons_read_as_snake_case() {
     assert_eq!(json["reason"], "void_refund");
     assert_eq!(json["event"], "balance_changed");
 }
+
+/// Answers to one player's requests cross on their way back (a bet's debit answered
+/// before a payout's credit, the credit's acknowledgement applied first): the table keeps
+/// the newest balance the wallet told, by the account's version, and shows it.
+#[test]
+fn an_older_answer_never_replaces_a_newer_balance() {
+    use banco_table::{DebitOutcome, WalletAck};
+    let told = |balance, version| Command::WalletChanged {
+        player: "alice".into(),
+        balance,
+        delta: balance,
+        reason: "deposit".into(),
+        version: Some(version),
+        now_ms: 0,
+    };
+    let debited = |key: &str, balance, version| Command::WalletDebited {
+        player: "alice".into(),
+        key: key.into(),
+        outcome: DebitOutcome::Taken {
+            balance,
+            version: Some(version),
+        },
+        now_ms: 1_200,
+    };
+    let mut t = live_table_with(&[]);
+    t.apply(&told(10_000, 1)).unwrap();
+
+    // Round 1: 10.00 on Player (debit: 90.00 left, version 2), and Player wins with a
+    // natural 9: the table owes 20.00, not yet acknowledged.
+    let r1 = open(&mut t, 1_000);
+    t.apply(&bets("alice", &r1, &[(Player, 1_000)], "k1", 1_100))
+        .unwrap();
+    t.apply(&debited("k1", 9_000, 2)).unwrap();
+    t.apply(&close_betting(2_000)).unwrap();
+    for c in ["4S", "2H", "5S", "3H"] {
+        t.apply(&deal(c, 2_100)).unwrap();
+    }
+    let confirm = confirm(&t, 2_200);
+    let owed = t
+        .apply(&confirm)
+        .unwrap()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::WalletOwed { owed } => Some(owed),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(owed.len(), 1);
+
+    // Round 2: 5.00 on Banker. The wallet takes the debit (85.00, version 3), then the
+    // payout (105.00, version 4); the table hears of the payout first.
+    let r2 = open(&mut t, 3_000);
+    t.apply(&bets("alice", &r2, &[(Banker, 500)], "k2", 3_100))
+        .unwrap();
+    let acked = t
+        .apply(&Command::WalletAcked {
+            acks: vec![WalletAck {
+                number: owed[0].number,
+                balance: Some(10_500),
+                version: Some(4),
+            }],
+            now_ms: 3_200,
+        })
+        .unwrap();
+    assert_eq!(changes(&acked)[0].1, 10_500);
+    let accepted = t.apply(&debited("k2", 8_500, 3)).unwrap();
+    assert!(matches!(accepted[0], Event::BetsAccepted { .. }));
+    assert_eq!(
+        changes(&accepted),
+        vec![("alice".to_owned(), 10_500, -500, 500, 0, BalanceReason::Bet)]
+    );
+    assert_eq!(t.balance("alice"), Some(10_500));
+
+    // A change elsewhere told late (read before those movements) shows nothing.
+    assert_eq!(t.apply(&told(7_000, 2)).unwrap(), vec![]);
+    assert_eq!(t.balance("alice"), Some(10_500));
+    t.check_books().unwrap();
+}
+
+/// A wallet that does not number its answers (an operator's seamless wallet): the last
+/// balance told is the one shown.
+#[test]
+fn without_versions_the_last_balance_told_is_shown() {
+    let mut t = live_table_with(&[]);
+    let told = |balance| Command::WalletChanged {
+        player: "alice".into(),
+        balance,
+        delta: 0,
+        reason: "deposit".into(),
+        version: None,
+        now_ms: 0,
+    };
+    t.apply(&told(1_000)).unwrap();
+    t.apply(&told(700)).unwrap();
+    assert_eq!(t.balance("alice"), Some(700));
+}

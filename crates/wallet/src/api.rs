@@ -149,6 +149,9 @@ pub struct Receipt {
     pub currency: String,
     /// This id had been answered before: this is that answer, nothing moved now.
     pub replayed: bool,
+    /// The account's version once the movement is made ([`AccountView::version`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// A player's own maximum stake per bet, in force on every table, and a raise or removal
@@ -171,6 +174,12 @@ pub struct AccountView {
     pub balance: i64,
     pub blocked: bool,
     pub self_limit: SelfLimit,
+    /// Raised by every movement of the account: of two balances told, the one with the
+    /// higher version is the newer, whichever arrived last (answers to one player's
+    /// concurrent requests cross on the way). `None` from a wallet that does not number
+    /// them (an operator's seamless wallet): the last answer heard is taken as the newest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// A player's balance changed (a deposit at the cashier, a movement at any table), for the

@@ -25,12 +25,27 @@ enum Seen {
 #[derive(Debug, Default)]
 struct State {
     balances: BTreeMap<(String, String), i64>,
+    /// Movements made on each account ([`AccountView::version`]).
+    versions: BTreeMap<(String, String), u64>,
     limits: BTreeMap<(String, String), i64>,
     blocked: BTreeMap<(String, String), bool>,
     seen: BTreeMap<TxId, Seen>,
     /// Debits cancelled (before or after they came), and debits settled by a credit.
     cancelled: BTreeMap<TxId, ()>,
     settled: BTreeMap<TxId, ()>,
+}
+
+impl State {
+    /// Moves `amount` on the account: its balance and version after.
+    fn moved(&mut self, player: &str, currency: &str, amount: i64) -> (i64, u64) {
+        let account = (player.to_owned(), currency.to_owned());
+        let balance = self.balances.entry(account.clone()).or_insert(0);
+        *balance += amount;
+        let balance = *balance;
+        let version = self.versions.entry(account).or_insert(0);
+        *version += 1;
+        (balance, *version)
+    }
 }
 
 /// See the module documentation.
@@ -89,22 +104,24 @@ impl MemoryWallet {
                 _ => Err(conflict(&tx)),
             };
         }
-        let balance = state
+        let available = state
             .balances
-            .entry((player.to_owned(), currency.to_owned()))
-            .or_insert(0);
-        if *balance + amount < 0 {
+            .get(&(player.to_owned(), currency.to_owned()))
+            .copied()
+            .unwrap_or(0);
+        if available + amount < 0 {
             return Err(WalletError::InsufficientFunds {
                 needed: -amount,
-                available: *balance,
+                available,
             });
         }
-        *balance += amount;
+        let (balance, version) = state.moved(player, currency, amount);
         let receipt = Receipt {
             tx: tx.clone(),
-            balance: *balance,
+            balance,
             currency: currency.to_owned(),
             replayed: false,
+            version: Some(version),
         };
         state.seen.insert(
             tx.clone(),
@@ -220,13 +237,13 @@ impl MemoryWallet {
                 available,
             })
         } else {
-            let balance = available - debit.amount;
-            state.balances.insert(account, balance);
+            let (balance, version) = state.moved(&debit.player, &debit.currency, -debit.amount);
             Ok(Receipt {
                 tx: debit.tx.clone(),
                 balance,
                 currency: debit.currency.clone(),
                 replayed: false,
+                version: Some(version),
             })
         };
         state
@@ -269,10 +286,7 @@ impl MemoryWallet {
         let answer = if let Some(tx) = missing {
             Err(WalletError::DebitDoesNotExist { tx })
         } else {
-            let account = (credit.player.clone(), credit.currency.clone());
-            let balance = state.balances.entry(account).or_insert(0);
-            *balance += credit.amount;
-            let balance = *balance;
+            let (balance, version) = state.moved(&credit.player, &credit.currency, credit.amount);
             for tx in &credit.debits {
                 state.settled.insert(tx.clone(), ());
             }
@@ -281,6 +295,7 @@ impl MemoryWallet {
                 balance,
                 currency: credit.currency.clone(),
                 replayed: false,
+                version: Some(version),
             })
         };
         state.seen.insert(
@@ -309,7 +324,6 @@ impl MemoryWallet {
                 _ => Err(conflict(&cancel.tx)),
             };
         }
-        let account = (cancel.player.clone(), cancel.currency.clone());
         let answer = if state.settled.contains_key(&cancel.debit) {
             Err(WalletError::AlreadySettled {
                 tx: cancel.debit.clone(),
@@ -320,14 +334,14 @@ impl MemoryWallet {
                 _ => 0,
             };
             state.cancelled.insert(cancel.debit.clone(), ());
-            let balance = state.balances.entry(account).or_insert(0);
-            *balance += refund;
+            let (balance, version) = state.moved(&cancel.player, &cancel.currency, refund);
             Ok((
                 Receipt {
                     tx: cancel.tx.clone(),
-                    balance: *balance,
+                    balance,
                     currency: cancel.currency.clone(),
                     replayed: false,
+                    version: Some(version),
                 },
                 refund,
             ))
@@ -424,6 +438,7 @@ impl Wallet for MemoryWallet {
                     max_bet: state.limits.get(&account).copied(),
                     pending: None,
                 },
+                version: Some(state.versions.get(&account).copied().unwrap_or(0)),
             }
         });
         Box::pin(async move { answer })

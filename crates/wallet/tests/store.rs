@@ -504,6 +504,64 @@ async fn balance_changes_are_published(db: TestDb) {
     assert!(changes.try_recv().is_err(), "a replay changes nothing");
 }
 
+/// Every movement raises its account's version, so a table told two balances keeps the
+/// newer; a repeated request answers the version it first had; a refusal moves nothing.
+async fn versions_order_each_account(db: TestDb) {
+    let store = open(&db).await;
+    let version = |r: banco_wallet::Receipt| r.version;
+    let dep = store.deposit(&tx("dep-1"), "alice", "EUR", 1_000).await;
+    assert_eq!(dep.map(version), Ok(Some(1)));
+    let d1 = debit("d1", "alice", 600);
+    assert_eq!(store.debit(&d1).await.map(version), Ok(Some(2)));
+    let bob = store.deposit(&tx("dep-bob"), "bob", "EUR", 50).await;
+    assert_eq!(bob.map(version), Ok(Some(1)), "per account");
+    assert!(store.debit(&debit("d2", "alice", 5_000)).await.is_err());
+    let c1 = credit("c1", "alice", 1_200, &["d1"]);
+    assert_eq!(store.credit(&c1).await.map(version), Ok(Some(3)));
+    let again = store.debit(&d1).await.unwrap();
+    assert_eq!((again.replayed, again.version), (true, Some(2)));
+    assert_eq!(
+        store.account("alice", "EUR").await.unwrap().version,
+        Some(3)
+    );
+    drop(store);
+    let reopened = open(&db).await;
+    let account = reopened.account("alice", "EUR").await.unwrap();
+    assert_eq!((account.balance, account.version), (1_600, Some(3)));
+}
+
+/// A wallet stored before accounts had versions (schema 1) opens: its accounts start at
+/// version 0, its old movements answer without one, and new ones are numbered.
+#[tokio::test]
+async fn a_wallet_from_before_versions_opens() {
+    let db = store_support::sqlite();
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    drop(store);
+    let url = db.url.clone();
+    {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        for undo in [
+            "ALTER TABLE accounts DROP COLUMN version",
+            "ALTER TABLE movements DROP COLUMN version",
+            "DELETE FROM wallet_schema_version WHERE version = 2",
+        ] {
+            sqlx::query(undo).execute(&mut conn).await.unwrap();
+        }
+    }
+    let store = open(&db).await;
+    let account = store.account("alice", "EUR").await.unwrap();
+    assert_eq!((account.balance, account.version), (1_000, Some(0)));
+    let old = store
+        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .await
+        .unwrap();
+    assert_eq!((old.replayed, old.version), (true, None));
+    let d1 = store.debit(&debit("d1", "alice", 600)).await.unwrap();
+    assert_eq!((d1.balance, d1.version), (400, Some(1)));
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
     every_movement_and_refusal,
@@ -514,6 +572,7 @@ banco_testdb::both_backends!(
     a_blocked_account_takes_no_debit,
     statements_and_reconciliation_page,
     balance_changes_are_published,
+    versions_order_each_account,
 );
 
 /// Two stores on one PostgreSQL (two `banco wallet` processes) debiting one player at

@@ -459,6 +459,7 @@ mod tests {
                     balance: 100 * i,
                     delta: 100,
                     reason: "deposit".into(),
+                    version: None,
                     now_ms: 0,
                 },
             )

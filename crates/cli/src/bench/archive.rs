@@ -85,6 +85,7 @@ fn apply(
                     key: request.key,
                     outcome: DebitOutcome::Taken {
                         balance: 1_000_000_000_000,
+                        version: None,
                     },
                     now_ms: cmd.now_ms(),
                 },
@@ -98,6 +99,7 @@ fn apply(
                         .map(|o| WalletAck {
                             number: o.number,
                             balance: None,
+                            version: None,
                         })
                         .collect(),
                     now_ms: cmd.now_ms(),

@@ -155,8 +155,8 @@ async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change:
     let Ok(Some(shown)) = actor.balance(&change.player).await else {
         return;
     };
-    let balance = match wallet.account(&change.player, currency).await {
-        Ok(account) => account.balance,
+    let (balance, version) = match wallet.account(&change.player, currency).await {
+        Ok(account) => (account.balance, account.version),
         Err(e) => {
             tracing::debug!(error = %e, "wallet: a balance change not read again");
             return;
@@ -170,6 +170,7 @@ async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change:
         balance,
         delta: change.delta,
         reason: change.reason,
+        version,
         now_ms: 0,
     };
     if let Err(e) = actor.submit(None, command).await {
@@ -194,13 +195,23 @@ async fn debit_all(
         }
     }))
     .await;
-    let mut balance = None;
+    let mut balance: Option<(i64, Option<u64>)> = None;
     let mut refusal = None;
     for answer in answers {
         match answer {
-            // Concurrent debits answer in any order: the lowest balance is the one after
-            // them all.
-            Ok(Receipt { balance: b, .. }) => balance = Some(balance.map_or(b, |a: i64| a.min(b))),
+            // Concurrent debits answer in any order: the newest balance is the one after
+            // them all (the lowest, from a wallet that does not number them).
+            Ok(Receipt {
+                balance: b,
+                version: v,
+                ..
+            }) => {
+                balance = Some(match (balance, v) {
+                    (Some((a, Some(known))), Some(told)) if told < known => (a, Some(known)),
+                    (Some((a, None)), None) => (a.min(b), None),
+                    _ => (b, v),
+                });
+            }
             // A decision beats "unreachable": it says why to the player.
             Err(e) if refusal.as_ref().is_none_or(WalletError::is_transient) => {
                 refusal = Some(e);
@@ -210,7 +221,7 @@ async fn debit_all(
     }
     match (refusal, balance) {
         (Some(error), _) => DebitOutcome::Refused { error },
-        (None, Some(balance)) => DebitOutcome::Taken { balance },
+        (None, Some((balance, version))) => DebitOutcome::Taken { balance, version },
         (None, None) => DebitOutcome::Refused {
             error: WalletError::Invalid("a bet request with no debit".to_owned()),
         },
@@ -230,6 +241,7 @@ async fn deliver(wallet: Arc<dyn Wallet>, owed: Owed, metrics: TableMetrics) -> 
                 return WalletAck {
                     number: owed.number,
                     balance: Some(receipt.balance),
+                    version: receipt.version,
                 };
             }
             // The debit this cancel was for never reached the wallet (or was refused):
@@ -240,6 +252,7 @@ async fn deliver(wallet: Arc<dyn Wallet>, owed: Owed, metrics: TableMetrics) -> 
                 return WalletAck {
                     number: owed.number,
                     balance: None,
+                    version: None,
                 };
             }
             Err(e) if e.is_transient() => {

@@ -54,6 +54,7 @@ pub async fn fund(handle: &TableHandle, player: &str, amount: i64) {
             balance: receipt.balance,
             delta: amount,
             reason: "deposit".into(),
+            version: receipt.version,
             now_ms: 0,
         },
     )

@@ -186,6 +186,7 @@ impl From<Receipt> for pb::Receipt {
             balance_minor: r.balance,
             currency: r.currency,
             replayed: r.replayed,
+            version: r.version,
         }
     }
 }
@@ -198,6 +199,7 @@ impl TryFrom<pb::Receipt> for Receipt {
             balance: r.balance_minor,
             currency: r.currency,
             replayed: r.replayed,
+            version: r.version,
         })
     }
 }
@@ -241,6 +243,7 @@ impl From<AccountView> for pb::Account {
             balance_minor: a.balance,
             blocked: a.blocked,
             self_limit: Some(a.self_limit.into()),
+            version: a.version,
         }
     }
 }
@@ -257,6 +260,7 @@ impl TryFrom<pb::Account> for AccountView {
             currency: a.currency,
             balance: a.balance_minor,
             blocked: a.blocked,
+            version: a.version,
         })
     }
 }

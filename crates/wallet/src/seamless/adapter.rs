@@ -180,6 +180,8 @@ impl SeamlessWallet {
             balance: answer.balance_minor.unwrap_or_default(),
             blocked,
             self_limit: SelfLimit::default(),
+            // The protocol's answers carry no order: the last one heard is the newest.
+            version: None,
         };
         match answer.status {
             Status::Ok => Ok(view(false)),
@@ -256,6 +258,7 @@ impl SeamlessWallet {
                 balance: answer.balance_minor.unwrap_or_default(),
                 currency: cancel.currency.clone(),
                 replayed: answer.replayed,
+                version: None,
             });
         }
         answer.decision(&Movement {

@@ -61,6 +61,7 @@ impl Wallet for ForgetsEarlyCancels {
                 balance: self.inner.balance(&cancel.player, &cancel.currency),
                 currency: cancel.currency.clone(),
                 replayed: false,
+                version: None,
             })
         })
     }

@@ -454,6 +454,7 @@ impl Answer {
                 balance: self.balance_minor.unwrap_or_default(),
                 currency: self.currency.clone().unwrap_or_default(),
                 replayed: self.replayed,
+                version: None,
             }),
             Status::InsufficientFunds => Err(WalletError::InsufficientFunds {
                 needed: movement.amount,
@@ -608,6 +609,7 @@ mod tests {
             balance: 10,
             currency: "USD".to_owned(),
             replayed: false,
+            version: None,
         };
         let err = Answer::ok("r", &receipt)
             .check(Operation::Debit, "EUR")

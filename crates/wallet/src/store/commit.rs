@@ -147,11 +147,16 @@ fn unavailable(e: &StoreError) -> WalletError {
     WalletError::Unavailable(format!("the wallet's database failed: {e}"))
 }
 
-/// Movements per multi-row INSERT (15 parameters each), postings (4), accounts (9):
+/// Movements per multi-row INSERT (16 parameters each), postings (4), accounts (10):
 /// powers of two under SQLite's 32,766 parameters.
 const MOVEMENTS_PER_INSERT: usize = 1024;
 const POSTINGS_PER_INSERT: usize = 4096;
 const ACCOUNTS_PER_INSERT: usize = 2048;
+
+/// A time in unix ms or a version as stored (BIGINT): neither comes near `i64::MAX`.
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 
 /// Writes `$writes` through `$conn`.
 macro_rules! save {
@@ -160,7 +165,8 @@ macro_rules! save {
         for piece in pieces(&writes.movements, MOVEMENTS_PER_INSERT) {
             let mut q = QueryBuilder::new(
                 "INSERT INTO movements (tx, kind, player, currency, amount, table_id, round_id,
-                    bet, position_total, credit_kind, refs, delta, balance, refusal, at_ms) ",
+                    bet, position_total, credit_kind, refs, delta, balance, version, refusal,
+                    at_ms) ",
             );
             let mut refusals = Vec::with_capacity(piece.len());
             for m in piece {
@@ -185,6 +191,7 @@ macro_rules! save {
                     .push_bind(m.refs.as_str())
                     .push_bind(m.delta)
                     .push_bind(m.balance)
+                    .push_bind(m.version.map(count))
                     .push_bind(refusal.as_deref())
                     .push_bind(m.at_ms);
             });
@@ -213,10 +220,9 @@ macro_rules! save {
         for piece in pieces(&accounts, ACCOUNTS_PER_INSERT) {
             let mut q = QueryBuilder::new(
                 "INSERT INTO accounts (player, currency, balance, blocked, max_bet, pending,
-                    pending_max_bet, pending_at, raise_asked_at) ",
+                    pending_max_bet, pending_at, raise_asked_at, version) ",
             );
             q.push_values(piece, |mut b, a| {
-                let ms = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
                 b.push_bind(a.player.as_str())
                     .push_bind(a.currency.as_str())
                     .push_bind(a.balance)
@@ -224,14 +230,16 @@ macro_rules! save {
                     .push_bind(a.max_bet)
                     .push_bind(a.pending.is_some())
                     .push_bind(a.pending.and_then(|(max, _)| max))
-                    .push_bind(a.pending.map(|(_, at)| ms(at)))
-                    .push_bind(a.raise_asked_at.map(ms));
+                    .push_bind(a.pending.map(|(_, at)| count(at)))
+                    .push_bind(a.raise_asked_at.map(count))
+                    .push_bind(count(a.version));
             });
             q.push(
                 " ON CONFLICT (player, currency) DO UPDATE SET balance = excluded.balance,
                     blocked = excluded.blocked, max_bet = excluded.max_bet,
                     pending = excluded.pending, pending_max_bet = excluded.pending_max_bet,
-                    pending_at = excluded.pending_at, raise_asked_at = excluded.raise_asked_at",
+                    pending_at = excluded.pending_at, raise_asked_at = excluded.raise_asked_at,
+                    version = excluded.version",
             );
             q.build().execute($conn).await?;
         }

@@ -24,6 +24,8 @@ pub(crate) struct AccountRow {
     pub(crate) pending: Option<(Option<i64>, u64)>,
     /// When the last raise or removal was asked, for the once-a-period rule.
     pub(crate) raise_asked_at: Option<u64>,
+    /// [`AccountView::version`]: the number of movements made on the account.
+    pub(crate) version: u64,
 }
 
 impl AccountRow {
@@ -36,6 +38,7 @@ impl AccountRow {
             max_bet: None,
             pending: None,
             raise_asked_at: None,
+            version: 0,
         }
     }
 
@@ -59,6 +62,7 @@ impl AccountRow {
             currency: row.currency,
             balance: row.balance,
             blocked: row.blocked,
+            version: Some(row.version),
         }
     }
 
@@ -145,6 +149,8 @@ pub(crate) struct MovementRow {
     pub(crate) delta: i64,
     /// The balance after it; `None` when refused.
     pub(crate) balance: Option<i64>,
+    /// The account's version after it; `None` when refused, or stored before versions.
+    pub(crate) version: Option<u64>,
     pub(crate) refusal: Option<WalletError>,
     pub(crate) at_ms: i64,
 }
@@ -158,6 +164,7 @@ impl MovementRow {
                 balance,
                 currency: self.currency.clone(),
                 replayed,
+                version: self.version,
             }),
             (None, None) => Err(WalletError::Unavailable(format!(
                 "transaction {} is stored without its answer",
@@ -545,8 +552,10 @@ impl Decider<'_> {
         match decided {
             Ok(delta) => {
                 row.balance += delta;
+                row.version += 1;
                 stored.delta = delta;
                 stored.balance = Some(row.balance);
+                stored.version = Some(row.version);
                 self.post(&stored);
                 if delta != 0 {
                     self.writes.changes.push(BalanceChange {
@@ -730,6 +739,7 @@ fn request_row(op: &Op, now_ms: u64) -> Option<MovementRow> {
         refs: String::new(),
         delta: 0,
         balance: None,
+        version: None,
         refusal: None,
         at_ms,
     };

@@ -168,11 +168,11 @@ const STATEMENT_CACHE: usize = 256;
 const WRITER_CACHE_KIB: &str = "-65536";
 
 pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
-    pending, pending_max_bet, pending_at, raise_asked_at FROM accounts";
+    pending, pending_max_bet, pending_at, raise_asked_at, version FROM accounts";
 
 pub(crate) const SELECT_MOVEMENT: &str = "SELECT seq, tx, kind, player, currency, amount, \
-    table_id, round_id, bet, position_total, credit_kind, refs, delta, balance, refusal, at_ms \
-    FROM movements";
+    table_id, round_id, bet, position_total, credit_kind, refs, delta, balance, version, refusal, \
+    at_ms FROM movements";
 
 impl Store {
     /// Opens (creating if need be) the database at `url`, `sqlite://PATH` or
@@ -451,7 +451,7 @@ pub(crate) fn pieces<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
     })
 }
 
-fn ms_column<R: sqlx::Row>(row: &R, column: &str) -> Result<Option<u64>, StoreError>
+fn u64_column<R: sqlx::Row>(row: &R, column: &str) -> Result<Option<u64>, StoreError>
 where
     for<'c> &'c str: sqlx::ColumnIndex<R>,
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -472,7 +472,7 @@ where
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     let pending: bool = row.try_get("pending")?;
-    let pending_at = ms_column(row, "pending_at")?;
+    let pending_at = u64_column(row, "pending_at")?;
     Ok(AccountRow {
         player: row.try_get("player")?,
         currency: row.try_get("currency")?,
@@ -483,7 +483,8 @@ where
             (true, Some(at)) => Some((row.try_get("pending_max_bet")?, at)),
             _ => None,
         },
-        raise_asked_at: ms_column(row, "raise_asked_at")?,
+        raise_asked_at: u64_column(row, "raise_asked_at")?,
+        version: u64_column(row, "version")?.unwrap_or(0),
     })
 }
 
@@ -529,6 +530,7 @@ where
         refs: row.try_get("refs")?,
         delta: row.try_get("delta")?,
         balance: row.try_get("balance")?,
+        version: u64_column(row, "version")?,
         refusal: refusal
             .map(|r| serde_json::from_str(&r).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()?,

@@ -51,6 +51,10 @@ const MIGRATIONS: &[&str] = &[
         debit TEXT PRIMARY KEY,
         state TEXT NOT NULL
     )",
+    // 2: the accounts' versions, so a table can tell the newer of two balances it was told
+    // (movements stored before: no version).
+    "ALTER TABLE accounts ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE movements ADD COLUMN version BIGINT",
 ];
 
 /// Applies every migration not yet applied.
