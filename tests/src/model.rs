@@ -178,19 +178,16 @@ impl Books {
     }
 
     /// Whether `told` (a reply's balance) agrees with the model for `player`: the wallet's
-    /// available balance may still lack the last round's payouts on their way, but never
-    /// holds more than the model.
+    /// available balance may still lack the last round's payouts, but then they are in
+    /// `pending`, on their way (which may also hold cancels of debits the wallet never
+    /// took, so the sum may be more than the model, never the available part alone).
     pub fn check_balance(&self, player: &str, told: Option<&pb::Balance>) -> Result<(), String> {
         let want = self.balance(player);
         let Some(told) = told else {
             return Err(format!("{player}: no balance in the reply"));
         };
         let (available, pending) = (told.available_minor, told.pending_minor);
-        // Not `want <= available + pending`: a payout acknowledged while a debit was being
-        // answered leaves the reply's balance short of it with nothing pending (a known
-        // fault of the table's display: receipts carry no per-account order yet); the
-        // final balances are checked exactly, from the wallet.
-        if available <= want {
+        if available <= want && want <= available + pending {
             Ok(())
         } else {
             Err(format!(

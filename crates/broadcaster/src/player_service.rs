@@ -10,7 +10,7 @@ use std::time::Duration;
 use banco_auth::caller;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
-use banco_table::actor::{ActorError, Published};
+use banco_table::actor::{ActorError, PlayerPosition, Published};
 use banco_table::book::{PositionRefusal, Raise, Stakes};
 use banco_table::{BetRefusal, Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
 use banco_wallet::{Cashier, TxId, Wallet, WalletError};
@@ -194,15 +194,47 @@ impl PlayerServer {
     }
 
     /// The player's money at `table`: available (the wallet's), exactly what is staked on
-    /// the round under way and what the table owes them, read together from the actor.
+    /// the round under way and what the table owes them.
     async fn money(&self, table: &HostedTable, player: &str) -> Result<pb::Balance, Status> {
-        let available = self.available(player).await?;
         let position = table
             .handle()
             .player(player)
             .await
             .map_err(|e| table.actor_error(e))?;
-        Ok(self.balance(available, position.in_play(), position.pending))
+        self.consistent(player, &[position]).await
+    }
+
+    /// The player's money from tables' `positions`, read before this call. The wallet's
+    /// balance alone cannot be paired with what a table owes: a payout may be in it
+    /// already, or not yet. So: with nothing owed, the wallet's balance, read after every
+    /// acknowledgement the positions saw (so it holds every payout); while one table owes
+    /// the player, that table's own pair, the balance the wallet last told it beside what
+    /// it has not acknowledged since. (Two tables owing at once: the wallet's balance beside
+    /// both, which may count a payout twice for that moment.)
+    async fn consistent(
+        &self,
+        player: &str,
+        positions: &[PlayerPosition],
+    ) -> Result<pb::Balance, Status> {
+        let overflow = || Status::internal("stakes over the tables overflow");
+        let (mut in_play, mut pending) = (0i64, 0i64);
+        for position in positions {
+            in_play = in_play
+                .checked_add(position.in_play())
+                .ok_or_else(overflow)?;
+            pending = pending.checked_add(position.pending).ok_or_else(overflow)?;
+        }
+        let owing: Vec<&PlayerPosition> = positions.iter().filter(|p| p.pending > 0).collect();
+        let available = match owing.as_slice() {
+            [
+                PlayerPosition {
+                    balance: Some(shown),
+                    ..
+                },
+            ] => *shown,
+            _ => self.available(player).await?,
+        };
+        Ok(self.balance(available, in_play, pending))
     }
 
     /// The lobby's entry for `table`, as `snapshot` shows it.
@@ -759,21 +791,17 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         request: Request<pb::GetBalanceRequest>,
     ) -> Result<Response<pb::Balance>, Status> {
         let player = caller(&request)?.sub.clone();
-        let available = self.available(&player).await?;
-        let (mut in_play, mut pending) = (0i64, 0i64);
-        let overflow = || Status::internal("stakes over the tables overflow");
+        // The positions first, then the wallet (see `consistent`).
+        let mut positions = Vec::new();
         for table in self.tables.all() {
             let position = table
                 .handle()
                 .player(&player)
                 .await
                 .map_err(|e| table.actor_error(e))?;
-            in_play = in_play
-                .checked_add(position.in_play())
-                .ok_or_else(overflow)?;
-            pending = pending.checked_add(position.pending).ok_or_else(overflow)?;
+            positions.push(position);
         }
-        Ok(Response::new(self.balance(available, in_play, pending)))
+        Ok(Response::new(self.consistent(&player, &positions).await?))
     }
 
     /// The caller's own limit per bet, kept by the wallet and in force at every table
