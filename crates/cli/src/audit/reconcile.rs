@@ -164,7 +164,8 @@ fn write_report(out: &mut impl Write, report: &Report, shown: &Shown) -> anyhow:
     if report.differences.is_empty() {
         writeln!(out, "ok: every movement matches the archive, to the cent")?;
     } else {
-        writeln!(out, "{} differences", report.differences.len())?;
+        let n = report.differences.len();
+        writeln!(out, "{n} difference{}", if n == 1 { "" } else { "s" })?;
     }
     Ok(())
 }
