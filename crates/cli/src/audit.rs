@@ -1,4 +1,7 @@
-//! `banco audit`: the auditor's client of ArchiveService.
+//! `banco audit`: the auditor's client of ArchiveService (and, for `reconcile`, of the
+//! wallet's movements).
+
+mod reconcile;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -127,6 +130,10 @@ pub(crate) enum AuditCommand {
         #[arg(long)]
         table: Option<String>,
     },
+    /// Match every wallet movement of the tables with a stake, return or refund of an
+    /// archived round, and every round's money with the wallet: the totals per table, then
+    /// each difference; exit 1 if there is any.
+    Reconcile(reconcile::ReconcileArgs),
     /// Fetch a round's video clip (MP4) into `--out`, checking its size and SHA-256
     /// against the round's archive record; exit 1 (and keep no file) if they differ.
     Video {
@@ -192,7 +199,7 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             .connect()
             .await
             .with_context(|| format!("could not connect to {}", args.server))?;
-        let mut client = ArchiveServiceClient::with_interceptor(channel, bearer);
+        let mut client = ArchiveServiceClient::with_interceptor(channel, bearer.clone());
         let mut out = std::io::stdout().lock();
         match &args.command {
             AuditCommand::Rounds { filter, limit } => {
@@ -354,6 +361,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 while let Some(chunk) = stream.message().await? {
                     out.write_all(&chunk.data)?;
                 }
+            }
+            AuditCommand::Reconcile(reconcile) => {
+                return reconcile::run(&mut client, bearer, reconcile, &shown, &mut out).await;
             }
             AuditCommand::Video { round, out: path } => {
                 return fetch_clip(&mut client, round, path, &mut out).await;

@@ -73,6 +73,27 @@ impl Times {
         at.to_zoned(zone).strftime("%H:%M:%S").to_string()
     }
 
+    /// The day `YYYY-MM-DD` in this zone, from its first instant to the next day's, in
+    /// unix milliseconds (23 or 25 hours on the days the clocks change).
+    pub(crate) fn day_ms(&self, day: &str) -> anyhow::Result<(u64, u64)> {
+        let date: jiff::civil::Date = day
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--day {day}: expected YYYY-MM-DD ({e})"))?;
+        let zone = self.zone.clone().unwrap_or(TimeZone::UTC);
+        let ms = |date: jiff::civil::Date| -> anyhow::Result<u64> {
+            let at = date
+                .to_zoned(zone.clone())
+                .map_err(|e| anyhow::anyhow!("--day {day}: {e}"))?
+                .timestamp()
+                .as_millisecond();
+            u64::try_from(at).map_err(|_| anyhow::anyhow!("--day {day}: before 1970"))
+        };
+        let next = date
+            .tomorrow()
+            .map_err(|e| anyhow::anyhow!("--day {day}: {e}"))?;
+        Ok((ms(date)?, ms(next)?))
+    }
+
     fn show(&self, at: Timestamp, digits: usize) -> String {
         match &self.zone {
             None => format!("{at:.digits$}"),
@@ -102,6 +123,22 @@ mod tests {
             t.seconds(i64::MAX),
             format!("{} (unix seconds, past the calendar)", i64::MAX)
         );
+    }
+
+    #[test]
+    fn a_day_runs_from_its_midnight_to_the_next_in_the_zone() {
+        assert_eq!(
+            Times::utc().day_ms("2026-12-01").unwrap_or_default(),
+            (1_796_083_200_000, 1_796_169_600_000)
+        );
+        let zone = TimeZone::posix("CET-1CEST,M3.5.0,M10.5.0/3").expect("a POSIX TZ string");
+        // The day summer time starts has 23 hours.
+        let (start, end) = Times::in_zone(zone)
+            .day_ms("2026-03-29")
+            .unwrap_or_default();
+        assert_eq!(start, 1_774_738_800_000);
+        assert_eq!(end - start, 23 * 3_600_000);
+        assert!(Times::utc().day_ms("2026-13-01").is_err());
     }
 
     #[test]

@@ -562,8 +562,37 @@ async fn a_wallet_from_before_versions_opens() {
     assert_eq!((d1.balance, d1.version), (400, Some(1)));
 }
 
+/// A reader beside a running store (an auditor's reconciliation) lists what it wrote, and
+/// can write nothing.
+async fn a_read_only_store_lists_and_writes_nothing(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    store.debit(&debit("d1", "alice", 100)).await.unwrap();
+    let reader = Store::open_read_only(&db.url).await.unwrap();
+    let page = reader
+        .movements(&MovementFilter::default(), 10)
+        .await
+        .unwrap();
+    let txs: Vec<&str> = page.movements.iter().map(|m| m.tx.as_str()).collect();
+    assert_eq!(txs, ["dep-1", "d1"]);
+    let refused = reader.debit(&debit("d2", "alice", 100)).await.unwrap_err();
+    assert!(
+        matches!(refused, WalletError::Unavailable(_)),
+        "{refused:?}"
+    );
+    // What the store writes next, the reader sees.
+    store.debit(&debit("d3", "alice", 100)).await.unwrap();
+    let page = reader
+        .movements(&MovementFilter::default(), 10)
+        .await
+        .unwrap();
+    assert_eq!(page.movements.len(), 3);
+    assert_eq!(balance(&store, "alice").await, 800);
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
+    a_read_only_store_lists_and_writes_nothing,
     every_movement_and_refusal,
     conflicts_name_what_differs,
     a_cancel_before_its_debit_is_remembered,

@@ -65,7 +65,8 @@ impl Default for GrpcWalletOptions {
     }
 }
 
-/// A page of a statement, and the token of the next (`None`: the last).
+/// A page of a statement or of a reconciliation's movements, and the token of the next
+/// (`None`: the last).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement {
     pub movements: Vec<Movement>,
@@ -236,8 +237,25 @@ impl GrpcWallet {
         };
         let mut client = self.client.clone();
         let reply = self.call(client.statement(self.request(request))).await?;
-        let movements = reply
-            .movements
+        self.page(reply.movements, reply.next_page_token)
+    }
+
+    /// One page of every movement `request` selects (a period and/or a table), oldest
+    /// first, what a reconciliation reads; an `auditor` token. `request.page_token`: the
+    /// previous page's `next_page_token`.
+    pub async fn movements(&self, request: pb::MovementsRequest) -> Result<Statement, WalletError> {
+        let mut client = self.client.clone();
+        let reply = self.call(client.movements(self.request(request))).await?;
+        self.page(reply.movements, reply.next_page_token)
+    }
+
+    /// A reply's movements, read, and its next page.
+    fn page(
+        &self,
+        movements: Vec<pb::Movement>,
+        next_page_token: String,
+    ) -> Result<Statement, WalletError> {
+        let movements = movements
             .into_iter()
             .enumerate()
             .map(|(i, m)| Movement::try_from(m).map_err(|e| e.within(&format!("movements[{i}]"))))
@@ -245,7 +263,7 @@ impl GrpcWallet {
             .map_err(|e| self.unreadable(&e))?;
         Ok(Statement {
             movements,
-            next_page_token: Some(reply.next_page_token).filter(|t| !t.is_empty()),
+            next_page_token: Some(next_page_token).filter(|t| !t.is_empty()),
         })
     }
 

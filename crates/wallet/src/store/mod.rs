@@ -51,6 +51,10 @@ pub enum StoreError {
     UnknownBackend(String),
     #[error("the database's wallet schema is version {found}, newer than this banco's {known}")]
     NewerSchema { found: usize, known: usize },
+    #[error(
+        "the database's wallet schema is version {found}, older than this banco's {known}: open it once with `banco wallet` to bring it up to date"
+    )]
+    OlderSchema { found: usize, known: usize },
     #[error("stored data is not valid: {0}")]
     Corrupt(String),
 }
@@ -225,6 +229,13 @@ impl Store {
         } else {
             return Err(StoreError::UnknownBackend(url.to_owned()));
         };
+        let store = Store::on(db, writer, options);
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+
+    /// The store on these pools, its committer started.
+    fn on(db: Db, writer: Db, options: StoreOptions) -> Store {
         let shared = Arc::new(Shared {
             db,
             writer,
@@ -233,11 +244,41 @@ impl Store {
             changes: broadcast::channel(4096).0,
             metrics: options.metrics,
         });
-        let store = Store {
+        Store {
             commits: Arc::new(Committer::start(Arc::clone(&shared))),
             shared,
+        }
+    }
+
+    /// Opens the database at `url` (`sqlite://PATH`, `postgres://…`) to read only: an
+    /// auditor's reconciliation beside a running wallet. Nothing is created or migrated
+    /// (an SQLite file must exist; a PostgreSQL session is read-only), and the schema must
+    /// be the one this banco writes; any movement asked of it fails.
+    pub async fn open_read_only(url: &str) -> Result<Store, StoreError> {
+        let db = if url.starts_with("sqlite:") {
+            let connect = SqliteConnectOptions::from_str(url)?
+                .read_only(true)
+                .busy_timeout(Duration::from_secs(10));
+            Db::Sqlite(
+                SqlitePoolOptions::new()
+                    .max_connections(2)
+                    .connect_with(connect)
+                    .await?,
+            )
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
+                .options([("default_transaction_read_only", "on")]);
+            Db::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(2)
+                    .connect_with(connect)
+                    .await?,
+            )
+        } else {
+            return Err(StoreError::UnknownBackend(url.to_owned()));
         };
-        schema::migrate(&store).await?;
+        let store = Store::on(db.clone(), db, StoreOptions::default());
+        schema::check(&store).await?;
         Ok(store)
     }
 

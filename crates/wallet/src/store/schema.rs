@@ -95,3 +95,20 @@ pub(super) async fn migrate(store: &Store) -> Result<(), StoreError> {
         Ok(())
     })
 }
+
+/// Refuses a database whose schema is not the one this banco writes (for a reader, which
+/// migrates nothing).
+pub(super) async fn check(store: &Store) -> Result<(), StoreError> {
+    let found: Option<i64> = on_pool!(store.shared, |pool| {
+        sqlx::query_scalar("SELECT MAX(version) FROM wallet_schema_version")
+            .fetch_one(pool)
+            .await?
+    });
+    let found = usize::try_from(found.unwrap_or(0)).unwrap_or(0);
+    let known = MIGRATIONS.len();
+    match found.cmp(&known) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Greater => Err(StoreError::NewerSchema { found, known }),
+        std::cmp::Ordering::Less => Err(StoreError::OlderSchema { found, known }),
+    }
+}
