@@ -649,8 +649,17 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     let resent = croupier.send(&id, &confirm).await.unwrap();
     assert!(resent.replayed, "{resent:?}");
     assert_eq!(resent.seq, first.seq);
-    // A tie: alice's Player bet is pushed.
-    assert_eq!(balance(&mut alice.client).await, 20_000);
+    // A tie: alice's Player bet is pushed; the stake comes back through the table's
+    // outbox, pending until the wallet acknowledges it a moment later.
+    let mut available = 0;
+    for _ in 0..100 {
+        available = balance(&mut alice.client).await;
+        if available == 20_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(available, 20_000);
 
     // The ninth ace of spades from eight decks.
     croupier.ok(Cmd::OpenBetting).await;
