@@ -42,7 +42,7 @@ use crate::phase::{Correction, DealtCard, Phase, VoidRecord};
 use crate::policy::{ConfigError, Pacing, TableConfig};
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-use crate::wallet_book::{self, Owed, OwedOp, PendingRequest, WalletBook};
+use crate::wallet_book::{self, Owed, OwedOp, PendingRequest, TxPurpose, WalletBook};
 
 /// How many answered requests (PlaceBets, ClearBets, Rebet) are remembered per player for
 /// idempotency. A retry is recognised as long as the player has made fewer than this many
@@ -299,16 +299,15 @@ impl Table {
             } => {
                 required("player", player)?;
                 let before = self.wallet.balance(player);
-                self.wallet.set_balance(player, *balance, *version);
-                let shown = self.wallet.balance(player).unwrap_or(*balance);
-                // The change of what this table last showed: the wallet's own delta holds
-                // only if the table had heard of every change before it (a retried or
-                // reordered notice, a change missed while away). Told an older balance
-                // than it shows, it shows no change.
-                let delta = before.map_or(*delta, |before| shown - before);
+                let shown = self.wallet.set_balance(player, *balance, *version);
+                // Told an older balance than it shows, or the same: nothing to show.
                 if before == Some(shown) {
                     return Ok(Vec::new());
                 }
+                // The change of what this table last showed: the wallet's own delta holds
+                // only if the table had heard of every change before it (a retried or
+                // reordered notice, a change missed while away).
+                let delta = before.map_or(*delta, |before| shown - before);
                 Ok(vec![self.balance_event(
                     player,
                     shown,
@@ -1417,10 +1416,9 @@ impl Table {
         // The last check, and the first change.
         self.ledger.post_all(entries)?;
         self.wallet.take_pending(player, key);
-        self.wallet.set_balance(player, balance, version);
         // A payout acknowledged after these debits were answered may have been applied
         // first: the newest balance is the one to show.
-        let balance = self.wallet.balance(player).unwrap_or(balance);
+        let balance = self.wallet.set_balance(player, balance, version);
         round.book.add(player, &request.bets);
         for (debit, &(kind, _)) in request.debits.iter().zip(&request.bets) {
             round
@@ -1452,11 +1450,10 @@ impl Table {
     }
 
     /// The wallet acknowledged owed movements: each is done; the players hear of their
-    /// balance once (the last the wallet told).
+    /// balance once (the newest the wallet told).
     fn wallet_acked(&mut self, acks: &[WalletAck]) -> Vec<Event> {
-        // Per player: the newest balance told (with its version), the credits' sum, why.
-        type Change = (Option<(i64, Option<u64>)>, i64, BalanceReason);
-        let mut changes: BTreeMap<String, Change> = BTreeMap::new();
+        // Per player: the balance shown before, the credits' sum, why.
+        let mut changes: BTreeMap<String, (Option<i64>, i64, BalanceReason)> = BTreeMap::new();
         let mut done = Vec::new();
         for ack in acks {
             let Some(owed) = self.wallet.acknowledged(ack.number) else {
@@ -1465,14 +1462,15 @@ impl Table {
             done.push(ack.number);
             let reason = match &owed.op {
                 OwedOp::Cancel(_) => BalanceReason::Cancelled,
-                OwedOp::Credit(c) if c.kind == CreditKind::Settlement => BalanceReason::Settlement,
-                OwedOp::Credit(c) if c.tx.as_str().starts_with("void:") => {
-                    BalanceReason::VoidRefund
-                }
-                OwedOp::Credit(_) => BalanceReason::Clear,
+                OwedOp::Credit(c) => match TxPurpose::of(c.tx.as_str()) {
+                    Some(TxPurpose::VoidRefund) => BalanceReason::VoidRefund,
+                    _ if c.kind == CreditKind::Settlement => BalanceReason::Settlement,
+                    _ => BalanceReason::Clear,
+                },
             };
             let player = owed.op.player().to_owned();
-            let change = changes.entry(player).or_insert((None, 0, reason));
+            let before = self.wallet.balance(&player);
+            let change = changes.entry(player.clone()).or_insert((before, 0, reason));
             // A cancel undoes a debit the player was never shown as taken (its request was
             // refused): it changes nothing the table told, whatever the wallet had done; the
             // balance the wallet answers is the truth either way.
@@ -1481,27 +1479,17 @@ impl Table {
             }
             change.2 = reason;
             if let Some(balance) = ack.balance {
-                let newer = match (change.0, ack.version) {
-                    (Some((_, Some(known))), Some(told)) => told > known,
-                    _ => true,
-                };
-                if newer {
-                    change.0 = Some((balance, ack.version));
-                }
+                self.wallet.set_balance(&player, balance, ack.version);
             }
         }
         if done.is_empty() {
             return Vec::new();
         }
         let mut events = vec![Event::WalletAcked { numbers: done }];
-        for (player, (told, delta, reason)) in changes {
-            let before = self.wallet.balance(&player);
-            if let Some((balance, version)) = told {
-                self.wallet.set_balance(&player, balance, version);
-            }
-            let quiet =
-                reason == BalanceReason::Cancelled && self.wallet.balance(&player) == before;
-            if let Some(balance) = self.wallet.balance(&player).filter(|_| !quiet) {
+        for (player, (before, delta, reason)) in changes {
+            let shown = self.wallet.balance(&player);
+            let quiet = reason == BalanceReason::Cancelled && shown == before;
+            if let Some(balance) = shown.filter(|_| !quiet) {
                 events.push(self.balance_event(&player, balance, delta, reason));
             }
         }

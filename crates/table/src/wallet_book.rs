@@ -158,16 +158,16 @@ impl WalletBook {
             .sum()
     }
 
-    /// Keeps `balance` unless the wallet told a newer one before: answers to one player's
-    /// requests (a bet's debits, a payout's credit, a change at another table) reach the
-    /// table in any order. Without versions the last one told is taken.
-    pub(crate) fn set_balance(&mut self, player: &str, balance: i64, version: Option<u64>) {
-        let older = matches!(
-            (self.balances.get(player), version),
-            (Some((_, Some(known))), Some(told)) if told < *known
-        );
-        if !older {
-            self.balances.insert(player.to_owned(), (balance, version));
+    /// Keeps `balance` unless the wallet told a newer one before ([`supersedes`]):
+    /// answers to one player's requests (a bet's debits, a payout's credit, a change at
+    /// another table) reach the table in any order. The balance shown after.
+    pub(crate) fn set_balance(&mut self, player: &str, balance: i64, version: Option<u64>) -> i64 {
+        match self.balances.get(player) {
+            Some(&(shown, known)) if !supersedes(version, known) => shown,
+            _ => {
+                self.balances.insert(player.to_owned(), (balance, version));
+                balance
+            }
         }
     }
 
@@ -177,30 +177,78 @@ impl WalletBook {
     }
 }
 
+/// Whether a balance the wallet told with `told` may replace one told with `known`: not
+/// when both are numbered and `told` is the older. A wallet that does not number its
+/// answers (an operator's seamless wallet) has the last one heard taken as the newest.
+pub(crate) fn supersedes(told: Option<u64>, known: Option<u64>) -> bool {
+    !matches!((told, known), (Some(told), Some(known)) if told < known)
+}
+
+/// What a table's transaction id is for, by the word it starts with (which a hashed id
+/// keeps too): the reading of the ids this module makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxPurpose {
+    Debit,
+    Settlement,
+    ClearRefund,
+    VoidRefund,
+    Cancel,
+}
+
+impl TxPurpose {
+    pub fn of(tx: &str) -> Option<TxPurpose> {
+        let (word, _) = tx.split_once(':')?;
+        Some(match word {
+            DEBIT => TxPurpose::Debit,
+            SETTLEMENT => TxPurpose::Settlement,
+            CLEAR_REFUND => TxPurpose::ClearRefund,
+            VOID_REFUND => TxPurpose::VoidRefund,
+            CANCEL => TxPurpose::Cancel,
+            _ => return None,
+        })
+    }
+}
+
+const DEBIT: &str = "debit";
+const SETTLEMENT: &str = "credit";
+const CLEAR_REFUND: &str = "refund";
+const VOID_REFUND: &str = "void";
+const CANCEL: &str = "cancel";
+
 /// The id of the debit of `kind` in the player's `n`th bet request of the round.
 pub fn debit_id(round: &RoundId, player: &str, n: u32, kind: BetKind) -> TxId {
-    tx_id("debit", round, player, Some(n), kind)
+    tx_id(DEBIT, round, player, Some(n), kind)
 }
 
 /// The id of the credit that settles the player's bets on `kind` in the round.
 pub fn settlement_id(round: &RoundId, player: &str, kind: BetKind) -> TxId {
-    tx_id("credit", round, player, None, kind)
+    tx_id(SETTLEMENT, round, player, None, kind)
 }
 
 /// The id of the refund of the player's stake on `kind` by their `n`th clear of the round.
 pub fn clear_refund_id(round: &RoundId, player: &str, n: u32, kind: BetKind) -> TxId {
-    tx_id("refund", round, player, Some(n), kind)
+    tx_id(CLEAR_REFUND, round, player, Some(n), kind)
 }
 
 /// The id of the refund of the player's stake on `kind` when the round was voided.
 pub fn void_refund_id(round: &RoundId, player: &str, kind: BetKind) -> TxId {
-    tx_id("void", round, player, None, kind)
+    tx_id(VOID_REFUND, round, player, None, kind)
 }
 
 /// The id of the cancel of `debit`.
 pub fn cancel_id(debit: &TxId) -> TxId {
-    let id = format!("cancel:{debit}");
-    TxId::new(id.clone()).unwrap_or_else(|_| hashed("cancel", &id))
+    let id = format!("{CANCEL}:{debit}");
+    TxId::new(id.clone()).unwrap_or_else(|_| hashed(CANCEL, &id))
+}
+
+/// The position a cancel's debit was on, read from the cancel's id; `None` for a hashed id.
+pub fn cancelled_position(cancel: &str) -> Option<BetKind> {
+    let debit = cancel.strip_prefix(CANCEL)?.strip_prefix(':')?;
+    let (word, rest) = debit.split_once(':')?;
+    if word != DEBIT {
+        return None;
+    }
+    BetKind::parse(rest.rsplit(':').next()?).ok()
 }
 
 fn tx_id(what: &str, round: &RoundId, player: &str, n: Option<u32>, kind: BetKind) -> TxId {
@@ -320,6 +368,51 @@ mod tests {
             cancel_id(&debit_id(&round, &player, 998, BetKind::PerfectPair)),
             cancel
         );
+    }
+
+    /// Every id this module makes reads back as what it is for, hashed ones too; a
+    /// cancel's position reads back from a readable id only.
+    #[test]
+    fn ids_read_back_as_their_purpose() {
+        let long = "p".repeat(64);
+        for (round, player) in [
+            (RoundId::new("T01", 3, 42), "alice"),
+            (RoundId::new("ABCDEFGHIJKLMNOP", 9999, 999), long.as_str()),
+        ] {
+            let kind = BetKind::PerfectPair;
+            let debit = debit_id(&round, player, 7, kind);
+            for (tx, purpose) in [
+                (debit.clone(), TxPurpose::Debit),
+                (settlement_id(&round, player, kind), TxPurpose::Settlement),
+                (
+                    clear_refund_id(&round, player, 2, kind),
+                    TxPurpose::ClearRefund,
+                ),
+                (void_refund_id(&round, player, kind), TxPurpose::VoidRefund),
+                (cancel_id(&debit), TxPurpose::Cancel),
+            ] {
+                assert_eq!(TxPurpose::of(tx.as_str()), Some(purpose), "{tx}");
+            }
+        }
+        let round = RoundId::new("T01", 3, 42);
+        let cancel = cancel_id(&debit_id(&round, "alice", 1, BetKind::Tie));
+        assert_eq!(cancelled_position(cancel.as_str()), Some(BetKind::Tie));
+        assert_eq!(cancelled_position("cancel:0123456789abcdef"), None);
+        assert_eq!(TxPurpose::of("dep-1"), None);
+    }
+
+    /// Of two numbered balances the older never replaces the newer; unnumbered, the last
+    /// told is kept.
+    #[test]
+    fn the_newest_balance_told_is_kept() {
+        let mut book = WalletBook::default();
+        assert_eq!(book.set_balance("alice", 1_000, Some(5)), 1_000);
+        assert_eq!(book.set_balance("alice", 900, Some(4)), 1_000);
+        assert_eq!(book.set_balance("alice", 900, Some(5)), 900);
+        assert_eq!(book.set_balance("alice", 1_200, Some(6)), 1_200);
+        assert_eq!(book.set_balance("bob", 10, None), 10);
+        assert_eq!(book.set_balance("bob", 5, None), 5);
+        assert_eq!(book.balance("alice"), Some(1_200));
     }
 
     #[test]

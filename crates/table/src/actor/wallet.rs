@@ -34,7 +34,7 @@ use super::TableHandle;
 use super::outbox::{RETRY_FIRST, RETRY_MAX};
 use crate::command::{Command, DebitOutcome, WalletAck};
 use crate::metrics::TableMetrics;
-use crate::wallet_book::{Owed, OwedOp, PendingRequest};
+use crate::wallet_book::{Owed, OwedOp, PendingRequest, supersedes};
 
 /// How the table uses its wallet.
 #[derive(Clone, Debug)]
@@ -206,9 +206,9 @@ async fn debit_all(
                 version: v,
                 ..
             }) => {
-                balance = Some(match (balance, v) {
-                    (Some((a, Some(known))), Some(told)) if told < known => (a, Some(known)),
-                    (Some((a, None)), None) => (a.min(b), None),
+                balance = Some(match balance {
+                    Some((a, None)) if v.is_none() => (a.min(b), None),
+                    Some((a, known)) if !supersedes(v, known) => (a, known),
                     _ => (b, v),
                 });
             }

@@ -24,7 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use banco_rules::BetKind;
 use banco_table::RoundId;
-use banco_table::wallet_book::{cancel_id, settlement_id, void_refund_id};
+use banco_table::wallet_book::{
+    TxPurpose, cancel_id, cancelled_position, settlement_id, void_refund_id,
+};
 use banco_wallet::store::{Kind, Movement};
 use serde::Serialize;
 
@@ -237,23 +239,12 @@ fn is_table_movement(m: &Movement) -> bool {
     !m.table.is_empty() && matches!(m.kind, Kind::Debit | Kind::Credit | Kind::Cancel)
 }
 
-/// Which return a credit is, by its id's prefix (kept by a hashed id too).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Credited {
-    Settlement,
-    Void,
-    /// Cleared bets given back while betting was open: undoes a stake.
-    Clear,
-}
-
-fn credited(m: &Movement) -> Credited {
-    let tx = m.tx.as_str();
-    if tx.starts_with("void:") {
-        Credited::Void
-    } else if tx.starts_with("refund:") {
-        Credited::Clear
-    } else {
-        Credited::Settlement
+/// Which return a credit is, by the word its id starts with (a credit not made by a
+/// table's own ids counts as a settlement, and so as a difference where none is due).
+fn credited(m: &Movement) -> TxPurpose {
+    match TxPurpose::of(m.tx.as_str()) {
+        Some(p @ (TxPurpose::VoidRefund | TxPurpose::ClearRefund)) => p,
+        _ => TxPurpose::Settlement,
     }
 }
 
@@ -263,7 +254,7 @@ struct Held<'a> {
     /// Debits less cancels and clear refunds.
     staked: i64,
     stake_txs: Vec<&'a str>,
-    returns: Vec<(&'a Movement, Credited)>,
+    returns: Vec<(&'a Movement, TxPurpose)>,
     /// Every movement, and what the house kept by them.
     all_txs: Vec<&'a str>,
     kept: i64,
@@ -428,16 +419,17 @@ fn wallet_side<'a>(moved: &[&'a Movement]) -> BTreeMap<Key, Held<'a>> {
     let mut held: BTreeMap<Key, Held<'a>> = BTreeMap::new();
     for &m in moved {
         let position = match m.kind {
-            Kind::Cancel => debit_of_cancel
-                .get(m.tx.as_str())
-                .map_or_else(|| cancelled_position(m.tx.as_str()), |p| (*p).to_owned()),
+            Kind::Cancel => debit_of_cancel.get(m.tx.as_str()).map_or_else(
+                || cancelled_position_name(m.tx.as_str()),
+                |p| (*p).to_owned(),
+            ),
             _ => m.bet.clone(),
         };
         let at = held.entry((m.player.clone(), position)).or_default();
         at.all_txs.push(m.tx.as_str());
         at.kept -= m.delta;
         match (m.kind, credited(m)) {
-            (Kind::Debit, _) | (Kind::Cancel, _) | (Kind::Credit, Credited::Clear) => {
+            (Kind::Debit, _) | (Kind::Cancel, _) | (Kind::Credit, TxPurpose::ClearRefund) => {
                 at.staked -= m.delta;
                 at.stake_txs.push(m.tx.as_str());
             }
@@ -448,13 +440,10 @@ fn wallet_side<'a>(moved: &[&'a Movement]) -> BTreeMap<Key, Held<'a>> {
     held
 }
 
-/// The position of `cancel:debit:<round>:<player>:<n>:<position>`; `?` if it cannot be told.
-fn cancelled_position(cancel: &str) -> String {
-    cancel
-        .strip_prefix("cancel:debit:")
-        .and_then(|debit| debit.rsplit(':').next())
-        .and_then(|name| BetKind::parse(name).ok())
-        .map_or_else(|| "?".to_owned(), |kind| kind.name().to_owned())
+/// The position of a cancel whose debit never arrived, from its id; `?` if it cannot be
+/// told (a hashed id).
+fn cancelled_position_name(cancel: &str) -> String {
+    cancelled_position(cancel).map_or_else(|| "?".to_owned(), |kind| kind.name().to_owned())
 }
 
 fn match_round(
@@ -514,9 +503,9 @@ fn match_round(
             ));
         }
         let (due, expected) = if round.voided {
-            (Credited::Void, bet.refunded)
+            (TxPurpose::VoidRefund, bet.refunded)
         } else {
-            (Credited::Settlement, bet.returned)
+            (TxPurpose::Settlement, bet.returned)
         };
         let (matching, other): (Vec<_>, Vec<_>) =
             at.returns.iter().partition(|(_, kind)| *kind == due);
@@ -529,7 +518,7 @@ fn match_round(
             ));
         }
         if matching.is_empty() {
-            if due == Credited::Void && expected == 0 {
+            if due == TxPurpose::VoidRefund && expected == 0 {
                 continue;
             }
             differences.push(difference(
@@ -554,13 +543,13 @@ fn match_round(
 }
 
 /// The id the table gives the credit of this return.
-fn return_id(round: &ArchivedRound, player: &str, position: &str, due: Credited) -> String {
+fn return_id(round: &ArchivedRound, player: &str, position: &str, due: TxPurpose) -> String {
     let Ok(kind) = BetKind::parse(position) else {
         return String::new();
     };
     let round = RoundId::from(round.round_id.as_str());
     match due {
-        Credited::Void => void_refund_id(&round, player, kind).to_string(),
+        TxPurpose::VoidRefund => void_refund_id(&round, player, kind).to_string(),
         _ => settlement_id(&round, player, kind).to_string(),
     }
 }
