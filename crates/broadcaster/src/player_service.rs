@@ -48,26 +48,27 @@ pub struct PlayerServer {
 /// player with a healthy wallet sees them in the balance; past it they show as owed.
 const REFUNDS_WAIT: Duration = Duration::from_secs(2);
 
-/// Waits, at most [`REFUNDS_WAIT`], until the table tells `player` it owes them nothing.
-async fn refunds_acknowledged(mut published: broadcast::Receiver<Arc<Published>>, player: &str) {
-    let settled = async {
-        loop {
+/// Waits, at most [`REFUNDS_WAIT`], until the table has journaled the wallet's
+/// acknowledgement of every owed movement `owed` numbers.
+async fn acknowledged(mut published: broadcast::Receiver<Arc<Published>>, mut owed: BTreeSet<u64>) {
+    let all = async {
+        while !owed.is_empty() {
             match published.recv().await {
                 Ok(p) => {
-                    let done = p.events.iter().any(|e| {
-                        matches!(e, Event::BalanceChanged { player: who, pending: 0, .. }
-                            if who == player)
-                    });
-                    if done {
-                        return;
+                    for event in &p.events {
+                        if let Event::WalletAcked { numbers } = event {
+                            for n in numbers {
+                                owed.remove(n);
+                            }
+                        }
                     }
                 }
-                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             }
         }
     };
-    let _ = tokio::time::timeout(REFUNDS_WAIT, settled).await;
+    let _ = tokio::time::timeout(REFUNDS_WAIT, all).await;
 }
 
 impl PlayerServer {
@@ -224,14 +225,15 @@ impl PlayerServer {
                 .ok_or_else(overflow)?;
             pending = pending.checked_add(position.pending).ok_or_else(overflow)?;
         }
-        let owing: Vec<&PlayerPosition> = positions.iter().filter(|p| p.pending > 0).collect();
-        let available = match owing.as_slice() {
-            [
-                PlayerPosition {
+        let mut owing = positions.iter().filter(|p| p.pending > 0);
+        let available = match (owing.next(), owing.next()) {
+            (
+                Some(PlayerPosition {
                     balance: Some(shown),
                     ..
-                },
-            ] => *shown,
+                }),
+                None,
+            ) => *shown,
             _ => self.available(player).await?,
         };
         Ok(self.balance(available, in_play, pending))
@@ -587,12 +589,17 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             Ok(applied) => applied,
             Err(e) => return Err(table.actor_error(e).into()),
         };
-        let owed = self
-            .told_balance(&applied.events, &player)
-            .is_some_and(|b| b.pending_minor > 0);
-        if owed {
-            refunds_acknowledged(published, &player).await;
-        }
+        // Its refunds (a retried clear's were acknowledged long ago).
+        let owed: BTreeSet<u64> = applied
+            .events
+            .iter()
+            .filter(|_| !applied.replayed)
+            .flat_map(|e| match e {
+                Event::WalletOwed { owed } => owed.iter().map(|o| o.number).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        acknowledged(published, owed).await;
         let cleared = original(applied.events)
             .into_iter()
             .find_map(|e| match e {
