@@ -7,6 +7,7 @@
 //! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
 //! - [`webdriver`]: headless Chromium through chromedriver, for the player page.
+//! - [`poll`], [`poll_blocking`]: waiting for what a service does a moment after its reply.
 
 pub mod archive;
 pub mod clients;
@@ -19,6 +20,44 @@ pub mod webdriver;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Reads `probe` every `every` until `done` holds of what it read or `limit` has passed,
+/// and returns the last reading: the caller asserts on it, so a wait that ran out fails
+/// showing what was seen. For what a service does a moment after its reply (an outbox, a
+/// wallet's acknowledgement).
+pub async fn poll<T>(
+    limit: Duration,
+    every: Duration,
+    mut probe: impl AsyncFnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let start = Instant::now();
+    loop {
+        let value = probe().await;
+        if done(&value) || start.elapsed() >= limit {
+            return value;
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// [`poll`] for a probe that blocks (a command run to its end).
+pub fn poll_blocking<T>(
+    limit: Duration,
+    every: Duration,
+    mut probe: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let start = Instant::now();
+    loop {
+        let value = probe();
+        if done(&value) || start.elapsed() >= limit {
+            return value;
+        }
+        std::thread::sleep(every);
+    }
+}
 
 /// The `banco` binary of this workspace, built once per test process.
 ///

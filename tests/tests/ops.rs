@@ -6,10 +6,10 @@ use std::io::{BufRead as _, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use banco_e2e::banco;
 use banco_e2e::clients::{Cmd, Croupier, player_client};
 use banco_e2e::metrics::{get, scrape, sum, value};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, bearer, channel};
+use banco_e2e::{banco, poll};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 
@@ -185,17 +185,17 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
     // wallet's acknowledgement of the payout is journaled (it follows the settlement).
     let t = "table=\"T01\"";
     let accepted = format!("banco_commands_total{{{t},result=\"accepted\"}}");
-    let mut b = scrape(&broadcaster_metrics);
-    for _ in 0..100 {
-        if value(&b, &format!("banco_outbox_depth{{{t}}}")) == 0.0
-            && value(&b, &format!("banco_wallet_owed{{{t}}}")) == 0.0
-            && value(&b, &accepted) >= 12.0
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        b = scrape(&broadcaster_metrics);
-    }
+    let b = poll(
+        Duration::from_secs(5),
+        Duration::from_millis(50),
+        async || scrape(&broadcaster_metrics),
+        |b| {
+            value(b, &format!("banco_outbox_depth{{{t}}}")) == 0.0
+                && value(b, &format!("banco_wallet_owed{{{t}}}")) == 0.0
+                && value(b, &accepted) >= 12.0
+        },
+    )
+    .await;
     assert_eq!(value(&b, &format!("banco_bets_accepted_total{{{t}}}")), 1.0);
     assert_eq!(sum(&b, &format!("banco_bets_refused_total{{{t}")), 1.0);
     assert_eq!(

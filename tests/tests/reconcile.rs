@@ -9,13 +9,13 @@
 
 use std::path::PathBuf;
 use std::process::Output;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use banco_e2e::archive::{Auditor, Verified, sqlite3};
-use banco_e2e::banco;
 use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
 use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
+use banco_e2e::{banco, poll_blocking};
 use banco_rules::BetKind;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
@@ -263,14 +263,12 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
     );
 
     // The credits reach the wallet behind the table: poll until nothing is pending.
-    let start = Instant::now();
-    let clean = loop {
-        let out = rig.reconcile(&rig.wallet_url, &[]);
-        if out.status.code() == Some(0) || start.elapsed() > Duration::from_secs(60) {
-            break out;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let clean = poll_blocking(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || rig.reconcile(&rig.wallet_url, &[]),
+        |out| out.status.code() == Some(0),
+    );
     let stdout = String::from_utf8_lossy(&clean.stdout).into_owned();
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
     // Stakes 45.00 + 20.00 + 7.00; returns 60.00 + 60.00 + 7.00 (the void).

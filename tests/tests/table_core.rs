@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_auth::Role;
 use banco_e2e::clients::{Authed, Cmd, Croupier, player_client, stable, table_client};
 use banco_e2e::model::{Books, Expected, Limits, Stakes, bets_to_pb, check_decisions};
-use banco_e2e::outbox;
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
+use banco_e2e::{outbox, poll};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
 use banco_rules::{Bet, BetKind, Card, Coup, Due, Paytable, Settlement, Shoe, ShoeState, settle};
 use banco_wire::pb;
@@ -582,14 +582,13 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     // The request the wallet refused went through the table's journal: the request, the
     // wallet's refusal and the acknowledgement of its debits' cancels, 3 records, the last
     // a moment after the reply. Nothing else changed.
-    let mut now = stable(&croupier.state().await.unwrap());
-    for _ in 0..100 {
-        if now.seq == table_before.seq + 3 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        now = stable(&croupier.state().await.unwrap());
-    }
+    let mut now = poll(
+        Duration::from_secs(2),
+        Duration::from_millis(20),
+        async || stable(&croupier.state().await.unwrap()),
+        |s| s.seq == table_before.seq + 3,
+    )
+    .await;
     assert_eq!(now.seq, table_before.seq + 3);
     now.seq = table_before.seq;
     assert_eq!(now, table_before);
@@ -651,14 +650,13 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     assert_eq!(resent.seq, first.seq);
     // A tie: alice's Player bet is pushed; the stake comes back through the table's
     // outbox, pending until the wallet acknowledges it a moment later.
-    let mut available = 0;
-    for _ in 0..100 {
-        available = balance(&mut alice.client).await;
-        if available == 20_000 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let available = poll(
+        Duration::from_secs(2),
+        Duration::from_millis(20),
+        async || balance(&mut alice.client).await,
+        |a| *a == 20_000,
+    )
+    .await;
     assert_eq!(available, 20_000);
 
     // The ninth ace of spades from eight decks.
