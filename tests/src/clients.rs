@@ -2,6 +2,8 @@
 //! its commands (so that a resend after a lost reply carries the same `command_id`), and
 //! players that are the subject of their own token.
 
+use std::time::Duration;
+
 use banco_auth::BearerToken;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
@@ -21,6 +23,27 @@ pub fn table_client(channel: Channel, token: &str) -> TableServiceClient<Authed>
 
 pub fn player_client(channel: Channel, token: &str) -> PlayerServiceClient<Authed> {
     PlayerServiceClient::with_interceptor(channel, bearer(token))
+}
+
+/// The player's available balance once no table owes them anything: between a settlement
+/// (or a clear, a void) and the wallet's acknowledgement of its credits, they show as
+/// pending for a moment.
+pub async fn settled_balance(client: &mut PlayerServiceClient<Authed>) -> i64 {
+    let balance = crate::poll(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || {
+            client
+                .get_balance(pb::GetBalanceRequest {})
+                .await
+                .unwrap_or_else(|status| panic!("GetBalance: {status}"))
+                .into_inner()
+        },
+        |b| b.pending_minor == 0,
+    )
+    .await;
+    assert_eq!(balance.pending_minor, 0, "still owed: {balance:?}");
+    balance.available_minor
 }
 
 /// One croupier command, without its ids.

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::archive::{Auditor, Verified};
-use banco_e2e::clients::{Authed, Cmd, Croupier, is_control, is_private, player_client, stable};
+use banco_e2e::clients::{
+    Authed, Cmd, Croupier, is_control, is_private, player_client, settled_balance, stable,
+};
 use banco_e2e::model::{Books, Limits, bets_to_pb, check_decisions};
 use banco_e2e::outbox;
 use banco_e2e::procs::{
@@ -237,12 +239,7 @@ impl Player {
     }
 
     async fn balance(&mut self) -> i64 {
-        self.client
-            .get_balance(pb::GetBalanceRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .available_minor
+        settled_balance(&mut self.client).await
     }
 }
 

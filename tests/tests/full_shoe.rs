@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_e2e::archive::{Auditor, Verified, judge};
 use banco_e2e::banco;
-use banco_e2e::clients::{Cmd, Croupier, player_client};
+use banco_e2e::clients::{Cmd, Croupier, player_client, settled_balance};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
 use banco_rules::Card;
 use banco_rules::shoe::{Shoe, ShoeConfig, burn_count};
@@ -379,13 +379,14 @@ async fn a_full_shoe_through_every_part() {
             SystemTime::now(),
         );
         let mut player = player_client(channel(&url).await, &token);
+        let available = settled_balance(&mut player).await;
         let balance = player
             .get_balance(pb::GetBalanceRequest {})
             .await
             .unwrap()
             .into_inner();
         assert_eq!(balance.in_play_minor, 0, "{name}: nothing in play");
-        told.insert(name.clone(), balance.available_minor);
+        told.insert(name.clone(), available);
     }
     for name in &names {
         let balance = told[name];

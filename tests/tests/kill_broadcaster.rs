@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
+use banco_e2e::clients::{Authed, Cmd, Croupier, player_client, settled_balance};
 use banco_e2e::model::{Books, Expected, Limits, bets_to_pb, check_decisions};
 use banco_e2e::outbox;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_validator};
@@ -411,13 +411,7 @@ async fn kills_of_the_broadcaster_lose_and_double_nothing() {
     }
     let mut total = 0;
     for p in &mut run.players {
-        let got = p
-            .client
-            .get_balance(pb::GetBalanceRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .available_minor;
+        let got = settled_balance(&mut p.client).await;
         assert_eq!(got, books.balance(&p.name), "{}'s balance", p.name);
         total += got;
     }

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client, stable, table_client};
+use banco_e2e::clients::{
+    Authed, Cmd, Croupier, player_client, settled_balance, stable, table_client,
+};
 use banco_e2e::model::{Books, Expected, Limits, Stakes, bets_to_pb, check_decisions};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
 use banco_e2e::{outbox, poll};
@@ -123,12 +125,7 @@ async fn place(
 }
 
 async fn balance(client: &mut PlayerServiceClient<Authed>) -> i64 {
-    client
-        .get_balance(pb::GetBalanceRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .available_minor
+    settled_balance(client).await
 }
 
 /// One wave of bets: every player with a request sends it at once; each reply is checked
@@ -650,14 +647,7 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     assert_eq!(resent.seq, first.seq);
     // A tie: alice's Player bet is pushed; the stake comes back through the table's
     // outbox, pending until the wallet acknowledges it a moment later.
-    let available = poll(
-        Duration::from_secs(2),
-        Duration::from_millis(20),
-        async || balance(&mut alice.client).await,
-        |a| *a == 20_000,
-    )
-    .await;
-    assert_eq!(available, 20_000);
+    assert_eq!(balance(&mut alice.client).await, 20_000);
 
     // The ninth ace of spades from eight decks.
     croupier.ok(Cmd::OpenBetting).await;
