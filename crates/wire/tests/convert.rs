@@ -606,14 +606,16 @@ fn errors_nest_and_become_invalid_argument() {
 // ---------- the descriptor set ----------
 
 #[test]
-fn descriptor_set_lists_the_five_services_and_their_methods() {
+fn descriptor_set_lists_the_six_services_and_their_methods() {
     let fds = prost_types::FileDescriptorSet::decode(FILE_DESCRIPTOR_SET).unwrap();
     let files: Vec<&str> = fds.file.iter().map(|f| f.name()).collect();
     assert!(
         files.contains(&"google/protobuf/timestamp.proto"),
         "{files:?}"
     );
-    for name in ["common", "rules", "table", "player", "video", "archive"] {
+    for name in [
+        "common", "rules", "table", "player", "video", "archive", "wallet",
+    ] {
         let path = format!("banco/v1/{name}.proto");
         assert!(files.contains(&path.as_str()), "{path} in {files:?}");
     }
@@ -685,6 +687,23 @@ fn descriptor_set_lists_the_five_services_and_their_methods() {
                 "UploadClip",
             ]),
         ),
+        (
+            "WalletService",
+            expect(&[
+                "Balance",
+                "Debit",
+                "Credit",
+                "Cancel",
+                "SetSelfLimit",
+                "Deposit",
+                "Withdraw",
+                "Block",
+                "Unblock",
+                "Statement",
+                "Movements",
+                "WatchBalances",
+            ]),
+        ),
     ]
     .into_iter()
     .map(|(name, methods)| (name.to_owned(), methods))
@@ -710,4 +729,6 @@ fn descriptor_set_lists_the_five_services_and_their_methods() {
     assert!(method("ArchiveService", "Export").server_streaming());
     assert!(method("ArchiveService", "GetClip").server_streaming());
     assert!(!method("RulesService", "Settle").server_streaming());
+    assert!(method("WalletService", "WatchBalances").server_streaming());
+    assert!(!method("WalletService", "Debit").server_streaming());
 }
