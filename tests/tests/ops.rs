@@ -9,7 +9,7 @@ use std::time::Duration;
 use banco_e2e::clients::{Cmd, Croupier, player_client};
 use banco_e2e::metrics::{get, scrape, sum, value};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, bearer, channel};
-use banco_e2e::{banco, poll};
+use banco_e2e::{banco, poll, poll_blocking};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 
@@ -587,6 +587,53 @@ fn sigterm_stops_every_service_cleanly() {
         assert!(status.success(), "{name} after SIGTERM: {status}");
         eprintln!("{name}: stopped {:?} after SIGTERM", asked.elapsed());
     }
+}
+
+/// The bots asked to stop while still starting (the demo killed as it starts them), with
+/// a broadcaster that accepts connections and never answers: they stop, cleanly, instead
+/// of waiting on the lobby forever or playing on with no one to stop them.
+#[test]
+fn bots_stop_when_asked_while_they_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    // Holds every connection open, unanswered, for the test's life.
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let mut bots = banco()
+        .args(["bots", "--server", &url, "--players", "3", "--signing-key"])
+        .arg(keys.signing_key())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(bots.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("bots: 3 at table T01"), "{first}");
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &bots.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = poll_blocking(
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || bots.try_wait().unwrap(),
+        Option::is_some,
+    );
+    let Some(status) = status else {
+        let _ = bots.kill();
+        panic!("the bots still run 30 s after SIGTERM");
+    };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(status.success(), "bots after SIGTERM: {status} {rest:?}");
+    assert!(
+        rest.iter().any(|l| l.starts_with("final: rounds 0")),
+        "{rest:?}"
+    );
 }
 
 /// Two broadcasters on one data folder would append to the same journals, two archives on

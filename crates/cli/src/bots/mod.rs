@@ -37,6 +37,8 @@ const MIN_PAUSE_MS: u64 = 500;
 const MAX_PAUSE_MS: u64 = 8_000;
 /// …and never later than this before betting closes.
 const CLOSING_MARGIN_MS: u64 = 300;
+/// How long the bots get to end their calls once asked to stop.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct BotsArgs {
@@ -117,12 +119,74 @@ fn limits_of(info: &pb::TableInfo) -> [(i64, i64); 9] {
 }
 
 async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result<ExitCode> {
+    // One listener for the whole run, set up first: a stop asked while the bots are still
+    // being set up (the demo killed as it starts) must end them too.
     let stop = crate::stop_signal::StopSignal::listen()?;
+    let mut stop = std::pin::pin!(stop.requested());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stats = Arc::new(Stats::new(args.report_every, args.rounds, stop_tx));
+    let mut tasks = tokio::task::JoinSet::new();
+    tokio::select! {
+        started = start_bots(args, issuer, seed, &stats, &stop_rx, &mut tasks) => started?,
+        () = &mut stop => {
+            println!("final: {} (stopped while starting)", stats.summary());
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    drop(stop_rx);
+    let mut errors = Vec::new();
+    // Once asked to stop, a bot waiting on an answer that never comes (a broadcaster that
+    // is itself stopping) is not waited for beyond this.
+    let mut give_up: Option<Instant> = None;
+    let mut aborted = false;
+    loop {
+        let overdue = async {
+            match give_up {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                None => break,
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => errors.push(e),
+                Some(Err(e)) if e.is_cancelled() => {}
+                Some(Err(e)) => errors.push(anyhow::anyhow!("a bot task failed: {e}")),
+            },
+            () = &mut stop, if give_up.is_none() => {
+                give_up = Some(Instant::now() + STOP_GRACE);
+                stats.stop_all();
+            }
+            () = overdue, if !aborted => {
+                aborted = true;
+                tasks.abort_all();
+            }
+        }
+    }
+    println!("final: {}", stats.summary());
+    match errors.into_iter().next() {
+        Some(first) if !stats.reached_target() => Err(first.context(format!(
+            "bots stopped before {} rounds",
+            args.rounds
+                .map_or_else(|| "the end".to_owned(), |r| r.to_string())
+        ))),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Mints each bot's token and starts it on `tasks`; the first bot reads the table's limits
+/// from the lobby.
+async fn start_bots(
+    args: &BotsArgs,
+    issuer: &Issuer,
+    seed: u64,
+    stats: &Arc<Stats>,
+    stop: &watch::Receiver<bool>,
+    tasks: &mut tokio::task::JoinSet<anyhow::Result<()>>,
+) -> anyhow::Result<()> {
     let mut master = ChaCha20Rng::seed_from_u64(seed);
     let watchers_permille = (args.watchers_share * 1000.0).round() as u64;
-    let stats = Arc::new(Stats::new(args.report_every, args.rounds));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut tasks = tokio::task::JoinSet::new();
     let mut channel = None;
     let mut limits = None;
     for i in 0..args.players {
@@ -164,38 +228,11 @@ async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result
             balance: None,
             previous: Vec::new(),
             broke: false,
-            stats: Arc::clone(&stats),
+            stats: Arc::clone(stats),
         };
-        tasks.spawn(bot.run(player, stop_rx.clone(), stop_tx.clone()));
+        tasks.spawn(bot.run(player, stop.clone()));
     }
-    drop(stop_tx);
-    let mut errors = Vec::new();
-    // One listener for the whole run, so that a signal between two turns is not missed.
-    let mut stop = std::pin::pin!(stop.requested());
-    let mut stopping = false;
-    loop {
-        tokio::select! {
-            joined = tasks.join_next() => match joined {
-                None => break,
-                Some(Ok(Ok(()))) => {}
-                Some(Ok(Err(e))) => errors.push(e),
-                Some(Err(e)) => errors.push(anyhow::anyhow!("a bot task failed: {e}")),
-            },
-            () = &mut stop, if !stopping => {
-                stopping = true;
-                stats.stop_all();
-            }
-        }
-    }
-    println!("final: {}", stats.summary());
-    match errors.into_iter().next() {
-        Some(first) if !stats.reached_target() => Err(first.context(format!(
-            "bots stopped before {} rounds",
-            args.rounds
-                .map_or_else(|| "the end".to_owned(), |r| r.to_string())
-        ))),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    Ok(())
 }
 
 /// One simulated player.
@@ -222,9 +259,7 @@ impl Bot {
         mut self,
         mut player: Client,
         mut stop: watch::Receiver<bool>,
-        stop_all: watch::Sender<bool>,
     ) -> anyhow::Result<()> {
-        self.stats.register_stop(stop_all);
         if let Ok(balance) = player.get_balance(pb::GetBalanceRequest {}).await {
             let available = balance.into_inner().available_minor;
             // Zero may still become a welcome credit on the first bet.

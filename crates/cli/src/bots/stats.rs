@@ -27,16 +27,18 @@ pub(crate) struct Stats {
     counts: Mutex<Counts>,
     report_every: u64,
     target: Option<u64>,
-    stop: Mutex<Option<watch::Sender<bool>>>,
+    /// Held from the start, so that a stop asked before any bot has run reaches them all.
+    stop: watch::Sender<bool>,
 }
 
 impl Stats {
-    pub(crate) fn new(report_every: u64, target: Option<u64>) -> Stats {
+    /// `stop` is what every bot watches.
+    pub(crate) fn new(report_every: u64, target: Option<u64>, stop: watch::Sender<bool>) -> Stats {
         Stats {
             counts: Mutex::new(Counts::default()),
             report_every,
             target,
-            stop: Mutex::new(None),
+            stop,
         }
     }
 
@@ -46,46 +48,24 @@ impl Stats {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn register_stop(&self, stop: watch::Sender<bool>) {
-        let mut slot = self
-            .stop
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(stop);
-        }
-    }
-
     /// Tells every bot to stop.
     pub(crate) fn stop_all(&self) {
-        let slot = self
-            .stop
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(stop) = slot.as_ref() {
-            let _ = stop.send(true);
-        }
+        self.stop.send_replace(true);
     }
 
     /// Stops every bot after a short grace, so that the last round's settlements (which
     /// follow its result) are counted in the final summary.
     fn stop_soon(&self) {
-        let slot = self
-            .stop
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(stop) = slot.clone() else {
-            return;
-        };
+        let stop = self.stop.clone();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
                     tokio::time::sleep(SETTLEMENT_GRACE).await;
-                    let _ = stop.send(true);
+                    stop.send_replace(true);
                 });
             }
             Err(_) => {
-                let _ = stop.send(true);
+                stop.send_replace(true);
             }
         }
     }
@@ -156,9 +136,8 @@ mod tests {
 
     #[test]
     fn rounds_count_once_and_the_target_stops_everyone() {
-        let stats = Stats::new(2, Some(3));
         let (tx, rx) = watch::channel(false);
-        stats.register_stop(tx);
+        let stats = Stats::new(2, Some(3), tx);
         stats.round_done("T01-S0001-H001");
         stats.round_done("T01-S0001-H001");
         stats.bets(2, 1, 3_000);
