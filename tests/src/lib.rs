@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod model;
 pub mod outbox;
 pub mod procs;
+pub mod wallet_proxy;
 pub mod webdriver;
 
 use std::path::PathBuf;

@@ -205,6 +205,24 @@ impl PlayerServer {
         self.consistent(player, &[position]).await
     }
 
+    /// [`PlayerServer::money`] for a reply whose decisions are made already: a wallet that
+    /// cannot be read just then (often why the bets were refused) leaves the balance out of
+    /// the reply instead of turning the decisions into an error.
+    async fn money_after(
+        &self,
+        table: &HostedTable,
+        player: &str,
+    ) -> Result<Option<pb::Balance>, Status> {
+        match self.money(table, player).await {
+            Ok(balance) => Ok(Some(balance)),
+            Err(status) if status.code() == tonic::Code::Unavailable => {
+                tracing::debug!(%player, error = %status.message(), "a reply without the balance");
+                Ok(None)
+            }
+            Err(status) => Err(status),
+        }
+    }
+
     /// The player's money from tables' `positions`, read before this call. The wallet's
     /// balance alone cannot be paired with what a table owes: a payout may be in it
     /// already, or not yet. So: with nothing owed, the wallet's balance, read after every
@@ -557,13 +575,13 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         // The accepted bet's own BalanceChanged says the balance (one actor round trip,
         // not two: this is the hottest call); a refusal changed nothing, so ask.
         let balance = match told {
-            Some(balance) => balance,
-            None => self.money(&table, &player).await?,
+            Some(balance) => Some(balance),
+            None => self.money_after(&table, &player).await?,
         };
         Ok(Response::new(pb::PlaceBetsResponse {
             round_id: r.round_id,
             decisions,
-            balance: Some(balance),
+            balance,
         }))
     }
 
@@ -615,7 +633,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                     stake_minor: stake,
                 })
                 .collect(),
-            balance: Some(self.money(&table, &player).await?),
+            balance: self.money_after(&table, &player).await?,
         }))
     }
 
@@ -642,7 +660,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                     return Ok(Response::new(pb::PlaceBetsResponse {
                         round_id: r.round_id,
                         decisions: vec![refused_bet(refusal)],
-                        balance: Some(self.money(&table, &player).await?),
+                        balance: self.money_after(&table, &player).await?,
                     }));
                 }
                 let Some(Taken {
@@ -688,7 +706,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         Ok(Response::new(pb::PlaceBetsResponse {
             round_id: r.round_id,
             decisions,
-            balance: Some(self.money(&table, &player).await?),
+            balance: self.money_after(&table, &player).await?,
         }))
     }
 
