@@ -46,6 +46,27 @@ pub async fn settled_balance(client: &mut PlayerServiceClient<Authed>) -> i64 {
     balance.available_minor
 }
 
+/// Whether every bet of `reply` was accepted (and there was one).
+pub fn all_accepted(reply: &pb::PlaceBetsResponse) -> bool {
+    !reply.decisions.is_empty()
+        && reply
+            .decisions
+            .iter()
+            .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
+}
+
+/// The refusals among `reply`'s decisions.
+pub fn refusals(reply: &pb::PlaceBetsResponse) -> Vec<pb::Refusal> {
+    reply
+        .decisions
+        .iter()
+        .filter_map(|d| match &d.decision {
+            Some(pb::bet_decision::Decision::Refusal(r)) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// One croupier command, without its ids.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cmd {

@@ -23,6 +23,16 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// A finished command's exit code and output, for an assertion's message.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// Reads `probe` every `every` until `done` holds of what it read or `limit` has passed,
 /// and returns the last reading: the caller asserts on it, so a wait that ran out fails
 /// showing what was seen. For what a service does a moment after its reply (an outbox, a

@@ -353,6 +353,43 @@ impl BroadcasterSetup {
     }
 }
 
+/// `banco wallet` on the SQLite file `db` (made if new), on a free loopback port.
+pub fn start_wallet(keys: &Keys, db: &Path) -> Service {
+    Service::start(
+        "wallet",
+        &[
+            "wallet".into(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--db".into(),
+            format!("sqlite://{}", db.display()).into(),
+            "--public-key".into(),
+            keys.public_key().into(),
+        ],
+    )
+}
+
+/// `banco cashier deposit <player> <amount>` at `wallet`, as desk `desk-1`; the token
+/// file is kept in `dir`.
+pub fn cashier_deposit(keys: &Keys, dir: &Path, wallet: &Service, player: &str, amount: &str) {
+    let desk = dir.join("desk.token");
+    std::fs::write(&desk, keys.issue("cashier", "desk-1", "1h"))
+        .unwrap_or_else(|e| panic!("{}: {e}", desk.display()));
+    let deposit = banco()
+        .args(["cashier", "--token-file"])
+        .arg(&desk)
+        .args(["--server", &format!("grpc://{}", wallet.addr())])
+        .args(["deposit", player, amount])
+        .output()
+        .unwrap_or_else(|e| panic!("banco cashier: {e}"));
+    assert_eq!(
+        deposit.status.code(),
+        Some(0),
+        "{}",
+        crate::output_text(&deposit)
+    );
+}
+
 /// `banco archive --db <db_url> --listen <listen> --public-key <keys>`, with
 /// `--table-key-pub` when given. `listen` is `127.0.0.1:0` the first time, and the address
 /// it got to restart it where the broadcaster expects it.

@@ -611,6 +611,7 @@ fn bots_stop_when_asked_while_they_start() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(bots.stdout.take().unwrap()).lines();
+    // Printed once they listen for a stop.
     let first = lines.next().unwrap().unwrap();
     assert!(first.starts_with("bots: 3 at table T01"), "{first}");
     let sent = std::process::Command::new("kill")

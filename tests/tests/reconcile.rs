@@ -12,10 +12,13 @@ use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 use banco_e2e::archive::{Auditor, Verified, sqlite3};
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
+use banco_e2e::clients::{Authed, Cmd, Croupier, all_accepted, player_client};
 use banco_e2e::model::bets_to_pb;
-use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
-use banco_e2e::{banco, poll_blocking};
+use banco_e2e::procs::{
+    BroadcasterSetup, Keys, Service, cashier_deposit, channel, start_archive, start_validator,
+    start_wallet,
+};
+use banco_e2e::{output_text, poll_blocking};
 use banco_rules::BetKind;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
@@ -49,29 +52,10 @@ impl Rig {
             Some(&table_keys.public_key()),
         );
         let wallet_db = dir.path().join("wallet.db");
-        let wallet = Service::start(
-            "wallet",
-            &[
-                "wallet".into(),
-                "--listen".into(),
-                "127.0.0.1:0".into(),
-                "--db".into(),
-                format!("sqlite://{}", wallet_db.display()).into(),
-                "--public-key".into(),
-                keys.public_key().into(),
-            ],
-        );
+        let wallet = start_wallet(&keys, &wallet_db);
         let wallet_url = format!("grpc://{}", wallet.addr());
-        let desk = dir.path().join("desk.token");
-        std::fs::write(&desk, keys.issue("cashier", "desk-1", "1h")).unwrap();
         for player in ["alice", "bob", "carol"] {
-            let deposit = banco()
-                .args(["cashier", "--token-file"])
-                .arg(&desk)
-                .args(["--server", &wallet_url, "deposit", player, "300.00"])
-                .output()
-                .unwrap();
-            assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+            cashier_deposit(&keys, dir.path(), &wallet, player, "300.00");
         }
         let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
         setup.archive_url = Some(archive.url());
@@ -113,22 +97,6 @@ impl Rig {
     fn wallet_file(&self) -> String {
         format!("sqlite://{}", self.wallet_db.display())
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn accepted(reply: &pb::PlaceBetsResponse) -> bool {
-    reply
-        .decisions
-        .iter()
-        .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
 }
 
 async fn bet(
@@ -182,7 +150,7 @@ fn utc_day() -> String {
 /// The JSON report's totals.
 fn totals(out: &Output) -> Value {
     let json: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", output_text(out)));
     json["report"]["total"].clone()
 }
 
@@ -205,11 +173,11 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
     // bets 5.00 on each again, wins on player and loses on tie.
     let r1 = croupier.ok(Cmd::OpenBetting).await.round_id;
     let two = [(BetKind::Banker, 1_000), (BetKind::Player, 500)];
-    assert!(accepted(&bet(&mut alice, &r1, &two, "a1").await));
+    assert!(all_accepted(&bet(&mut alice, &r1, &two, "a1").await));
     let one = [(BetKind::Player, 2_000)];
-    assert!(accepted(&bet(&mut bob, &r1, &one, "b1").await));
+    assert!(all_accepted(&bet(&mut bob, &r1, &one, "b1").await));
     let first = [(BetKind::Player, 800), (BetKind::Tie, 600)];
-    assert!(accepted(&bet(&mut carol, &r1, &first, "c1").await));
+    assert!(all_accepted(&bet(&mut carol, &r1, &first, "c1").await));
     let cleared = carol
         .clear_bets(pb::ClearBetsRequest {
             table_id: "T01".to_owned(),
@@ -221,7 +189,7 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
         .into_inner();
     assert_eq!(cleared.cleared.len(), 2, "{cleared:?}");
     let again = [(BetKind::Player, 500), (BetKind::Tie, 500)];
-    assert!(accepted(&bet(&mut carol, &r1, &again, "c3").await));
+    assert!(all_accepted(&bet(&mut carol, &r1, &again, "c3").await));
     deal_and_confirm(&mut croupier, &r1, &["9H", "2C", "KD", "5S"]).await;
 
     // Round 2, a tie of naturals: alice's 5.00 on tie pays 8 to 1 and her 5.00 on banker
@@ -237,18 +205,18 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
         .into_inner();
     assert_eq!(limit.max_bet_minor, 3_000);
     let two = [(BetKind::Banker, 500), (BetKind::Tie, 500)];
-    assert!(accepted(&bet(&mut alice, &r2, &two, "a2").await));
+    assert!(all_accepted(&bet(&mut alice, &r2, &two, "a2").await));
     let one = [(BetKind::Banker, 1_000)];
-    assert!(accepted(&bet(&mut bob, &r2, &one, "b2").await));
+    assert!(all_accepted(&bet(&mut bob, &r2, &one, "b2").await));
     let over = [(BetKind::Player, 500), (BetKind::Banker, 2_500)];
     let refused = bet(&mut bob, &r2, &over, "b3").await;
-    assert!(!accepted(&refused), "{refused:?}");
+    assert!(!all_accepted(&refused), "{refused:?}");
     deal_and_confirm(&mut croupier, &r2, &["4C", "9S", "5D", "KH"]).await;
 
     // Round 3, voided while betting is open: alice's 7.00 comes back.
     let r3 = croupier.ok(Cmd::OpenBetting).await.round_id;
     let one = [(BetKind::Banker, 700)];
-    assert!(accepted(&bet(&mut alice, &r3, &one, "a3").await));
+    assert!(all_accepted(&bet(&mut alice, &r3, &one, "a3").await));
     croupier
         .ok(Cmd::Void {
             round_id: r3.clone(),
@@ -270,7 +238,7 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
         |out| out.status.code() == Some(0),
     );
     let stdout = String::from_utf8_lossy(&clean.stdout).into_owned();
-    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
+    assert_eq!(clean.status.code(), Some(0), "{}", output_text(&clean));
     // Stakes 45.00 + 20.00 + 7.00; returns 60.00 + 60.00 + 7.00 (the void).
     let total = stdout.lines().find(|l| l.starts_with("total: ")).unwrap();
     assert!(total.contains("rounds 3  bets 9 "), "{total}");
@@ -284,7 +252,12 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
     // The same figures in minor units, through the service and from the file.
     let by_service = totals(&rig.reconcile(&rig.wallet_url, &["--json"]));
     let from_file = rig.reconcile(&rig.wallet_file(), &["--json", "--table", "T01"]);
-    assert_eq!(from_file.status.code(), Some(0), "{}", text(&from_file));
+    assert_eq!(
+        from_file.status.code(),
+        Some(0),
+        "{}",
+        output_text(&from_file)
+    );
     assert_eq!(totals(&from_file), by_service);
     assert_eq!(by_service["stakes"], 7_200);
     assert_eq!(by_service["returns"], 12_700);
@@ -300,7 +273,7 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
     let day = utc_day();
     let of_day = rig.reconcile(&rig.wallet_url, &["--json", "--day", &day]);
     if day == utc_day() {
-        assert_eq!(totals(&of_day), by_service, "{}", text(&of_day));
+        assert_eq!(totals(&of_day), by_service, "{}", output_text(&of_day));
     }
 
     // One credit's amount edited in the wallet's file: named, both amounts, exit 1.
@@ -313,17 +286,17 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
     );
     for wallet in [rig.wallet_file(), rig.wallet_url.clone()] {
         let out = rig.reconcile(&wallet, &[]);
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
         let line = format!(
             "DIFFERENCE return differs: round {r1}  player bob  position player  tx {bobs}: \
              wallet €41.00, archive €40.00"
         );
-        assert!(stdout.contains(&line), "{wallet}: {}", text(&out));
+        assert!(stdout.contains(&line), "{wallet}: {}", output_text(&out));
         assert!(
             stdout.lines().any(|l| l == "1 difference"),
             "{}",
-            text(&out)
+            output_text(&out)
         );
     }
 
@@ -334,7 +307,7 @@ async fn reconcile_matches_every_movement_and_names_an_edited_one() {
         &format!("DELETE FROM movements WHERE tx = '{alices}'"),
     );
     let out = rig.reconcile(&rig.wallet_file(), &["--json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     let differences = json["report"]["differences"].as_array().unwrap();
     let pending: Vec<&Value> = differences

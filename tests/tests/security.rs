@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_auth::keys::signing_key_from_seed;
 use banco_auth::{BearerToken, Issuer, Role};
 use banco_e2e::archive::ArchiveDb;
-use banco_e2e::clients::{Cmd, Croupier, stable};
+use banco_e2e::clients::{Cmd, Croupier, all_accepted, stable};
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
 };
@@ -879,13 +879,6 @@ async fn place(
         .map(tonic::Response::into_inner)
 }
 
-fn accepted(reply: &pb::PlaceBetsResponse) -> bool {
-    reply
-        .decisions
-        .iter()
-        .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
-}
-
 #[tokio::test]
 async fn a_player_cannot_reach_another_players_money_or_bets() {
     let d = deploy(&[]).await;
@@ -906,7 +899,7 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     let reply = place(s, &bob, &round1, "bob-1", pb::BetKind::Player, 1_000)
         .await
         .unwrap();
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     croupier.ok(Cmd::CloseBetting).await;
     for card in ["9H", "2C", "KD", "3S"] {
         croupier.ok(Cmd::Deal(card.to_owned())).await;
@@ -937,7 +930,7 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     let reply = place(s, &bob, &round2, "bob-2", pb::BetKind::Banker, 700)
         .await
         .unwrap();
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     let before = fingerprint(s, &d.keys, "bob").await;
 
     // Alice, with every call she has, and bob's own idempotency keys.
@@ -945,7 +938,7 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     let reply = place(s, &alice, &round2, "bob-2", pb::BetKind::Player, 500)
         .await
         .unwrap();
-    assert!(accepted(&reply), "alice's own bet: {reply:?}");
+    assert!(all_accepted(&reply), "alice's own bet: {reply:?}");
     let cleared = a
         .clear_bets(pb::ClearBetsRequest {
             table_id: TABLE.to_owned(),
@@ -1003,7 +996,7 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     .await
     .unwrap();
     let reply = pb::PlaceBetsResponse::decode(reply.as_slice()).unwrap();
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     // The archive: alice may read her own bets, not bob's.
     let mut alice_archive =
         ArchiveServiceClient::with_interceptor(s.archive.clone(), bearer(&alice));
@@ -1043,7 +1036,7 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     let reply = place(s, &bob, &round2, "bob-3", pb::BetKind::Player, 2_000)
         .await
         .unwrap();
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
 }
 
 #[tokio::test]
@@ -1098,7 +1091,7 @@ async fn oversized_requests_and_floods_are_refused_and_change_nothing() {
         .await
         {
             Ok(reply) => {
-                assert!(accepted(&reply), "{reply:?}");
+                assert!(all_accepted(&reply), "{reply:?}");
                 taken += 1;
             }
             Err(status) => {
@@ -1122,7 +1115,7 @@ async fn oversized_requests_and_floods_are_refused_and_change_nothing() {
     let reply = place(s, &dave, &round, "dave-1", pb::BetKind::Banker, STAKE)
         .await
         .unwrap();
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     // Carol's other calls have their own budget; only what was taken is staked.
     let balance = player(s, &carol)
         .get_balance(pb::GetBalanceRequest {})

@@ -7,17 +7,19 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
-use std::process::Output;
 use std::time::Duration;
 
 use banco_e2e::archive::Auditor;
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client, settled_balance};
+use banco_e2e::clients::{
+    Authed, Cmd, Croupier, all_accepted, player_client, refusals, settled_balance,
+};
 use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
+    BroadcasterSetup, Keys, Service, bearer, cashier_deposit, channel, start_archive,
+    start_validator, start_wallet,
 };
 use banco_e2e::wallet_proxy::{Call, Moment, WalletProxy};
-use banco_e2e::{banco, poll, poll_blocking};
+use banco_e2e::{output_text, poll, poll_blocking};
 use banco_rules::BetKind;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
@@ -40,22 +42,6 @@ struct Rig {
     _dir: tempfile::TempDir,
 }
 
-/// `banco wallet` on `db`, on a free port.
-fn start_wallet(keys: &Keys, db: &std::path::Path) -> Service {
-    Service::start(
-        "wallet",
-        &[
-            "wallet".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-            "--db".into(),
-            format!("sqlite://{}", db.display()).into(),
-            "--public-key".into(),
-            keys.public_key().into(),
-        ],
-    )
-}
-
 impl Rig {
     /// Everything up, `players` each given €100.00 at the cashier, a shoe open and burnt.
     async fn start(players: &[&str]) -> Rig {
@@ -73,17 +59,8 @@ impl Rig {
         let wallet_db = dir.path().join("wallet.db");
         let wallet = start_wallet(&keys, &wallet_db);
         let proxy = WalletProxy::start(&wallet.url()).await;
-        let desk = dir.path().join("desk.token");
-        std::fs::write(&desk, keys.issue("cashier", "desk-1", "1h")).unwrap();
         for player in players {
-            let deposit = banco()
-                .args(["cashier", "--token-file"])
-                .arg(&desk)
-                .args(["--server", &format!("grpc://{}", wallet.addr())])
-                .args(["deposit", player, "100.00"])
-                .output()
-                .unwrap();
-            assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+            cashier_deposit(&keys, dir.path(), &wallet, player, "100.00");
         }
         let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
         setup.archive_url = Some(archive.url());
@@ -194,19 +171,10 @@ impl Rig {
             },
             |out| out.status.code() == Some(0),
         );
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
         let json: Value = serde_json::from_slice(&out.stdout).unwrap();
         json["report"]["total"].clone()
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn request(round: &str, bets: &[(BetKind, i64)], key: &str) -> pb::PlaceBetsRequest {
@@ -229,26 +197,6 @@ async fn bet(
         .await
         .unwrap()
         .into_inner()
-}
-
-fn accepted(reply: &pb::PlaceBetsResponse) -> bool {
-    !reply.decisions.is_empty()
-        && reply
-            .decisions
-            .iter()
-            .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
-}
-
-/// Every refusal of `reply`.
-fn refusals(reply: &pb::PlaceBetsResponse) -> Vec<pb::Refusal> {
-    reply
-        .decisions
-        .iter()
-        .filter_map(|d| match &d.decision {
-            Some(pb::bet_decision::Decision::Refusal(r)) => Some(r.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Player 9 against Banker 7: Player wins, no pair, no natural.
@@ -295,10 +243,10 @@ async fn wallet_down_while_betting_takes_nothing_and_the_table_plays_on() {
         Duration::from_secs(20),
         Duration::from_millis(200),
         async || bet(&mut alice, &r2, &[(BetKind::Player, 1_000)], "a2").await,
-        accepted,
+        all_accepted,
     )
     .await;
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     deal(&mut rig.croupier, &PLAYER_WINS).await;
     rig.croupier.ok(Cmd::Confirm(r2)).await;
     assert_eq!(settled_balance(&mut alice).await, 11_000);
@@ -318,9 +266,9 @@ async fn wallet_down_at_settlement_owes_the_credits_and_pays_them_once() {
     let (mut alice, mut bob) = (rig.player("alice"), rig.player("bob"));
     let r1 = rig.croupier.ok(Cmd::OpenBetting).await.round_id;
     let two = [(BetKind::Player, 1_000), (BetKind::Tie, 500)];
-    assert!(accepted(&bet(&mut alice, &r1, &two, "a1").await));
+    assert!(all_accepted(&bet(&mut alice, &r1, &two, "a1").await));
     let one = [(BetKind::Banker, 2_000)];
-    assert!(accepted(&bet(&mut bob, &r1, &one, "b1").await));
+    assert!(all_accepted(&bet(&mut bob, &r1, &one, "b1").await));
     deal(&mut rig.croupier, &PLAYER_WINS).await;
     rig.wallet_down();
     let settled = rig.croupier.ok(Cmd::Confirm(r1.clone())).await;
@@ -385,7 +333,7 @@ async fn broadcaster_killed_between_a_debit_and_its_record_cancels_the_debit() {
     assert_eq!(settled_balance(&mut alice).await, 10_000);
     // The round is still open for bets: a bet sent again under a new key is taken.
     let reply = bet(&mut alice, &r1, &[(BetKind::Player, 1_000)], "a2").await;
-    assert!(accepted(&reply), "{reply:?}");
+    assert!(all_accepted(&reply), "{reply:?}");
     deal(&mut rig.croupier, &PLAYER_WINS).await;
     rig.croupier.ok(Cmd::Confirm(r1)).await;
     assert_eq!(settled_balance(&mut alice).await, 11_000);
@@ -409,7 +357,7 @@ async fn broadcaster_killed_between_settlement_and_its_credits_pays_once() {
         let mut alice = rig.player("alice");
         let r = rig.croupier.ok(Cmd::OpenBetting).await.round_id;
         let key = format!("a{round}");
-        assert!(accepted(
+        assert!(all_accepted(
             &bet(&mut alice, &r, &[(BetKind::Player, 1_000)], &key).await
         ));
         deal(&mut rig.croupier, &PLAYER_WINS).await;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use banco_e2e::banco;
-use banco_e2e::clients::{Cmd, Croupier, player_client};
+use banco_e2e::clients::{Cmd, Croupier, all_accepted, player_client};
 use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, start_validator};
 use banco_rules::BetKind;
@@ -46,13 +46,6 @@ async fn open_round(croupier: &mut Croupier) -> String {
     croupier.ok(Cmd::OpenShoe).await;
     croupier.ok(Cmd::Burn("5C".to_owned())).await;
     croupier.ok(Cmd::OpenBetting).await.round_id
-}
-
-fn decision_accepted(reply: &pb::PlaceBetsResponse) -> bool {
-    reply
-        .decisions
-        .iter()
-        .all(|d| matches!(d.decision, Some(pb::bet_decision::Decision::Accepted(_))))
 }
 
 fn refusal_code(reply: &pb::PlaceBetsResponse) -> Vec<pb::RefusalCode> {
@@ -123,7 +116,7 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
         .await
         .unwrap()
         .into_inner();
-    assert!(decision_accepted(&at_t01), "{at_t01:?}");
+    assert!(all_accepted(&at_t01), "{at_t01:?}");
     assert_eq!(balance(at_t01.balance.unwrap()), 4_000);
     // More than is left, at the other table: refused by the wallet, nothing taken.
     let at_t02 = at_b
@@ -144,7 +137,7 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
         .await
         .unwrap()
         .into_inner();
-    assert!(decision_accepted(&rest), "{rest:?}");
+    assert!(all_accepted(&rest), "{rest:?}");
     assert_eq!(balance(rest.balance.unwrap()), 0);
 
     // One self-limit: set at T01 (a lowering: at once), it holds at T02.
@@ -171,12 +164,12 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
         .await
         .unwrap()
         .into_inner();
-    assert!(!decision_accepted(&over), "{over:?}");
+    assert!(!all_accepted(&over), "{over:?}");
     let within = bob_b
         .place_bets(place("T02", &round_b, BetKind::Banker, 2_000, "k2"))
         .await
         .unwrap()
         .into_inner();
-    assert!(decision_accepted(&within), "{within:?}");
+    assert!(all_accepted(&within), "{within:?}");
     assert_eq!(balance(within.balance.unwrap()), 8_000);
 }

@@ -96,10 +96,6 @@ pub(crate) fn run(args: &BotsArgs) -> anyhow::Result<ExitCode> {
             u64::from_le_bytes(b)
         }
     };
-    println!(
-        "bots: {} at table {} (seed {seed}; --seed {seed} replays the decisions)",
-        args.players, args.table
-    );
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(run_bots(args, &issuer, seed))
 }
@@ -123,6 +119,11 @@ async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result
     // being set up (the demo killed as it starts) must end them too.
     let stop = crate::stop_signal::StopSignal::listen()?;
     let mut stop = std::pin::pin!(stop.requested());
+    // Printed once a stop is listened for: from this line on, SIGTERM is a clean stop.
+    println!(
+        "bots: {} at table {} (seed {seed}; --seed {seed} replays the decisions)",
+        args.players, args.table
+    );
     let (stop_tx, stop_rx) = watch::channel(false);
     let stats = Arc::new(Stats::new(args.report_every, args.rounds, stop_tx));
     let mut tasks = tokio::task::JoinSet::new();
