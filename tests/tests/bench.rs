@@ -68,3 +68,37 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
         assert!(count >= 6 * 45 && count % 45 == 0, "{receipts}");
     }
 }
+
+/// `banco bench bets` through each wallet a broadcaster can spend through: every bet
+/// acknowledged only once its debit is durable, and every balance (the welcome credit
+/// staked whole) checked by the bench itself, which exits 0 only then.
+#[test]
+fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
+    for (wallet, described) in [
+        ("memory", "through the memory wallet (not durable)"),
+        ("embedded", "through the embedded wallet (SQLite, synchronous=FULL)"),
+        ("grpc", "through the banco wallet over gRPC"),
+        ("seamless", "through the seamless protocol to banco's server"),
+    ] {
+        let out = banco()
+            .args(["bench", "bets", "--players", "30", "--bets-per-player", "4"])
+            .args(["--concurrency", "8", "--wallet", wallet])
+            .output()
+            .unwrap();
+        let text = banco_e2e::output_text(&out);
+        assert!(out.status.success(), "{wallet}: {text}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(described), "{wallet}: {text}");
+        assert!(
+            stdout.contains("90 timed bets (after 30 warm-up)")
+                && stdout.contains("totals and all 30 balances check"),
+            "{wallet}: {text}"
+        );
+        // Each debit is its own durable commit, or shares one with others: never none.
+        assert_eq!(
+            stdout.contains("wallet commits"),
+            wallet != "memory",
+            "{wallet}: {text}"
+        );
+    }
+}

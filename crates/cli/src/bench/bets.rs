@@ -16,6 +16,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use super::common::{InProcess, connect, keys, percentiles, token};
+use super::wallets::BenchWallet;
 
 type Authed = InterceptedService<Channel, BearerToken>;
 
@@ -32,6 +33,7 @@ pub(super) async fn bench_bets(
     players: usize,
     per_player: usize,
     concurrency: usize,
+    wallet: BenchWallet,
 ) -> anyhow::Result<()> {
     ensure!(players > 0, "--players must be at least 1");
     ensure!(
@@ -41,7 +43,8 @@ pub(super) async fn bench_bets(
     ensure!(concurrency > 0, "--concurrency must be at least 1");
     let issuer = keys()?;
     let welcome = STAKE * per_player as i64;
-    let hosted = InProcess::start(&issuer, TABLE, welcome, FanoutLimits::default()).await?;
+    let hosted =
+        InProcess::start_with(&issuer, TABLE, welcome, FanoutLimits::default(), wallet).await?;
     let (addr, handle) = (hosted.addr, hosted.handle.clone());
 
     // One connection per 16 requests in flight, as many clients would have.
@@ -115,6 +118,7 @@ pub(super) async fn bench_bets(
     // Warm-up, untimed: each player's first bet (which also credits its welcome money).
     let warm = place_all(&clients, (0..players).map(|p| (p, bet(p, 0))), concurrency).await?;
     let commits_before = handle.commit_stats();
+    let wallet_before = hosted.wallet.commit_stats();
     let timed: Vec<_> = (1..per_player)
         .flat_map(|i| (0..players).map(move |p| (p, i)))
         .map(|(p, i)| (p, bet(p, i)))
@@ -124,6 +128,7 @@ pub(super) async fn bench_bets(
     let mut latencies = place_all(&clients, timed.into_iter(), concurrency).await?;
     let elapsed = started.elapsed();
     let commits_after = handle.commit_stats();
+    let wallet_after = hosted.wallet.commit_stats();
 
     // Check: the table's totals, and every balance.
     let (table_id, command_id) = command("close-betting");
@@ -166,10 +171,22 @@ pub(super) async fn bench_bets(
     hosted.stop().await;
 
     let fsyncs = commits_after.commits.saturating_sub(commits_before.commits);
+    let wallet_commits = match (wallet_before, wallet_after) {
+        (Some(before), Some(after)) => {
+            let commits = after.commits.saturating_sub(before.commits);
+            format!(
+                "; {commits} wallet commits, {:.3} per bet",
+                commits as f64 / count.max(1) as f64
+            )
+        }
+        _ => String::new(),
+    };
     println!(
-        "banco bench bets: {players} players × {per_player} bets, concurrency {concurrency}: \
-         {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack latency {}; \
-         {fsyncs} journal fsyncs, {:.3} per bet; totals and all {players} balances check",
+        "banco bench bets: {players} players × {per_player} bets, concurrency {concurrency}, \
+         through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
+         latency {}; {fsyncs} journal fsyncs, {:.3} per bet{wallet_commits}; totals and all \
+         {players} balances check",
+        wallet.describe(),
         warm.len(),
         elapsed.as_secs_f64(),
         count as f64 / elapsed.as_secs_f64(),

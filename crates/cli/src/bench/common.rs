@@ -14,6 +14,8 @@ use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorConfig, ActorTask, Clock, RemoteRules, TableHandle, spawn};
 use banco_table::{Pacing, TableConfig};
 use tokio::net::TcpListener;
+
+use super::wallets::BenchWallet;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
@@ -204,6 +206,7 @@ pub(super) struct InProcess {
     pub(super) addr: SocketAddr,
     pub(super) handle: TableHandle,
     pub(super) dir: TempDir,
+    pub(super) wallet: super::wallets::Running,
     task: ActorTask,
     stop: oneshot::Sender<()>,
     server: JoinHandle<Result<(), ServeError>>,
@@ -211,11 +214,23 @@ pub(super) struct InProcess {
 }
 
 impl InProcess {
+    /// Spending through a wallet in memory: for the benches that place no bets.
     pub(super) async fn start(
         issuer: &Issuer,
         table: &str,
         welcome_credit: i64,
         fanout: FanoutLimits,
+    ) -> anyhow::Result<InProcess> {
+        InProcess::start_with(issuer, table, welcome_credit, fanout, BenchWallet::Memory).await
+    }
+
+    /// Spending through `wallet`, which pays each player's welcome credit in.
+    pub(super) async fn start_with(
+        issuer: &Issuer,
+        table: &str,
+        welcome_credit: i64,
+        fanout: FanoutLimits,
+        wallet: BenchWallet,
     ) -> anyhow::Result<InProcess> {
         let (validator, stop_validator) = start_validator(issuer).await?;
         let dir = TempDir::new()?;
@@ -227,9 +242,9 @@ impl InProcess {
         )?;
         let config = TableConfig::new(table, Pacing::Live);
         let outbox = OutboxFile::open(&dir.0.join("outbox.jsonl"))?;
-        let wallet = Arc::new(banco_wallet::MemoryWallet::new());
+        let wallet = wallet.start(issuer, &dir.0).await?;
         let mut actor = ActorConfig::in_dir(config.clone(), &dir.0);
-        actor.wallet = wallet.clone();
+        actor.wallet = Arc::clone(&wallet.wallet);
         let (handle, task) = spawn(actor, Arc::new(rules), Arc::new(outbox), Clock::system())
             .await
             .context("could not start the table actor")?;
@@ -243,7 +258,7 @@ impl InProcess {
         );
         options.welcome = (welcome_credit > 0).then(|| banco_broadcaster::WelcomeCredit {
             amount: welcome_credit,
-            cashier: wallet,
+            cashier: Arc::clone(&wallet.cashier),
         });
         options.fanout = fanout;
         // A benchmark's players bet as fast as the table takes it.
@@ -258,6 +273,7 @@ impl InProcess {
             addr,
             handle,
             dir,
+            wallet,
             task,
             stop,
             server,
@@ -270,6 +286,7 @@ impl InProcess {
         let _ = self.stop.send(());
         let _ = self.server.await;
         self.task.shutdown().await;
+        self.wallet.stop().await;
         let _ = self.stop_validator.send(());
     }
 }

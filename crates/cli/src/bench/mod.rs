@@ -26,6 +26,7 @@ mod subscribers;
 mod validator;
 mod video;
 mod wallet;
+mod wallets;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +56,10 @@ pub(crate) enum BenchCommand {
         /// PlaceBets requests in flight at once.
         #[arg(long, default_value_t = 64)]
         concurrency: usize,
+        /// The wallet every stake is debited from, each debit durable before the bet is
+        /// acknowledged (`memory`: the table alone).
+        #[arg(long, value_enum, default_value_t)]
+        wallet: wallets::BenchWallet,
     },
     /// Card latency from the table to many subscribers in another process, and the
     /// broadcaster's memory per subscriber; `--against nats` adds the same through NATS.
@@ -85,7 +90,13 @@ pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
             players,
             bets_per_player,
             concurrency,
-        } => runtime.block_on(bets::bench_bets(players, bets_per_player, concurrency))?,
+            wallet,
+        } => runtime.block_on(bets::bench_bets(
+            players,
+            bets_per_player,
+            concurrency,
+            wallet,
+        ))?,
         BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
         BenchCommand::Archive(args) => runtime.block_on(archive::run(args))?,
         BenchCommand::Video(args) => runtime.block_on(video::run(args))?,
