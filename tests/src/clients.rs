@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use banco_auth::BearerToken;
+use banco_rules::Card;
+use banco_rules::shoe::burn_count;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -274,4 +276,61 @@ pub fn is_control(event: &pb::TableEvent) -> bool {
         event.event,
         Some(E::Snapshot(_) | E::ResumeGap(_) | E::CutOff(_))
     )
+}
+
+/// One round as the croupier dealt it.
+#[derive(Debug)]
+pub struct Dealt {
+    pub round_id: String,
+    pub cards: Vec<Card>,
+}
+
+/// Plays the shoe to its end: open, burn, then rounds (betting closes itself; each card
+/// dealt as it is due; the result confirmed) until the table ends the shoe.
+pub async fn play_the_shoe(croupier: &mut Croupier, order: &[Card]) -> Vec<Dealt> {
+    let state = croupier.ok(Cmd::OpenShoe).await;
+    assert_eq!(state.shoe_state, pb::ShoeState::AwaitingBurn as i32);
+    let burn = order[0];
+    let mut next = 1 + usize::from(burn_count(burn));
+    croupier.ok(Cmd::Burn(burn.to_string())).await;
+    let mut played = Vec::new();
+    loop {
+        assert!(played.len() < 200, "the shoe never ended");
+        let opened = croupier.ok(Cmd::OpenBetting).await;
+        let round_id = opened.round_id.clone();
+        let mut state = loop {
+            let state = croupier
+                .state()
+                .await
+                .unwrap_or_else(|status| panic!("the table's state: {status}"));
+            if state.phase != pb::TablePhase::BettingOpen as i32 {
+                break state;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(state.round_id, round_id, "betting closed on {round_id}");
+        let mut cards = Vec::new();
+        while matches!(
+            pb::Due::try_from(state.due),
+            Ok(pb::Due::PlayerCard | pb::Due::BankerCard)
+        ) {
+            let card = order[next];
+            next += 1;
+            cards.push(card);
+            state = croupier.ok(Cmd::Deal(card.to_string())).await;
+        }
+        let confirmed = croupier.ok(Cmd::Confirm(round_id.clone())).await;
+        assert_eq!(
+            confirmed.phase,
+            pb::TablePhase::Settled as i32,
+            "{round_id}"
+        );
+        played.push(Dealt { round_id, cards });
+        if matches!(
+            pb::ShoeState::try_from(confirmed.shoe_state),
+            Ok(pb::ShoeState::Ended | pb::ShoeState::NoShoe)
+        ) {
+            return played;
+        }
+    }
 }

@@ -353,8 +353,9 @@ impl BroadcasterSetup {
     }
 }
 
-/// `banco wallet` on the SQLite file `db` (made if new), on a free loopback port.
-pub fn start_wallet(keys: &Keys, db: &Path) -> Service {
+/// `banco wallet` on the database `db` (`sqlite://PATH`, made if new, or `postgres://…`),
+/// on a free loopback port.
+pub fn start_wallet(keys: &Keys, db: &str) -> Service {
     Service::start(
         "wallet",
         &[
@@ -362,7 +363,7 @@ pub fn start_wallet(keys: &Keys, db: &Path) -> Service {
             "--listen".into(),
             "127.0.0.1:0".into(),
             "--db".into(),
-            format!("sqlite://{}", db.display()).into(),
+            db.into(),
             "--public-key".into(),
             keys.public_key().into(),
         ],

@@ -76,9 +76,15 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
 fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
     for (wallet, described) in [
         ("memory", "through the memory wallet (not durable)"),
-        ("embedded", "through the embedded wallet (SQLite, synchronous=FULL)"),
+        (
+            "embedded",
+            "through the embedded wallet (SQLite, synchronous=FULL)",
+        ),
         ("grpc", "through the banco wallet over gRPC"),
-        ("seamless", "through the seamless protocol to banco's server"),
+        (
+            "seamless",
+            "through the seamless protocol to banco's server",
+        ),
     ] {
         let out = banco()
             .args(["bench", "bets", "--players", "30", "--bets-per-player", "4"])

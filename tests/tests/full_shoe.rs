@@ -28,10 +28,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_e2e::archive::{Auditor, Verified, judge};
 use banco_e2e::banco;
-use banco_e2e::clients::{Cmd, Croupier, player_client, settled_balance};
+use banco_e2e::clients::{Croupier, play_the_shoe, player_client, settled_balance};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
 use banco_rules::Card;
-use banco_rules::shoe::{Shoe, ShoeConfig, burn_count};
+use banco_rules::shoe::{Shoe, ShoeConfig};
 use banco_streaming::has_element;
 use banco_table::journal::Journal;
 use banco_table::{ActorConfig, Clock, JournaledConfig, LocalRules, MemorySink};
@@ -88,60 +88,6 @@ impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-/// One round as the croupier dealt it.
-#[derive(Debug)]
-struct Dealt {
-    round_id: String,
-    cards: Vec<Card>,
-}
-
-/// Plays the shoe to its end: open, burn, then rounds (betting closes itself; each card
-/// dealt as it is due; the result confirmed) until the table ends the shoe.
-async fn play_the_shoe(croupier: &mut Croupier, order: &[Card]) -> Vec<Dealt> {
-    let state = croupier.ok(Cmd::OpenShoe).await;
-    assert_eq!(state.shoe_state, pb::ShoeState::AwaitingBurn as i32);
-    let burn = order[0];
-    let mut next = 1 + usize::from(burn_count(burn));
-    croupier.ok(Cmd::Burn(burn.to_string())).await;
-    let mut played = Vec::new();
-    loop {
-        assert!(played.len() < 200, "the shoe never ended");
-        let opened = croupier.ok(Cmd::OpenBetting).await;
-        let round_id = opened.round_id.clone();
-        let mut state = loop {
-            let state = croupier.state().await.unwrap();
-            if state.phase != pb::TablePhase::BettingOpen as i32 {
-                break state;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        assert_eq!(state.round_id, round_id, "betting closed on {round_id}");
-        let mut cards = Vec::new();
-        while matches!(
-            pb::Due::try_from(state.due),
-            Ok(pb::Due::PlayerCard | pb::Due::BankerCard)
-        ) {
-            let card = order[next];
-            next += 1;
-            cards.push(card);
-            state = croupier.ok(Cmd::Deal(card.to_string())).await;
-        }
-        let confirmed = croupier.ok(Cmd::Confirm(round_id.clone())).await;
-        assert_eq!(
-            confirmed.phase,
-            pb::TablePhase::Settled as i32,
-            "{round_id}"
-        );
-        played.push(Dealt { round_id, cards });
-        if matches!(
-            pb::ShoeState::try_from(confirmed.shoe_state),
-            Ok(pb::ShoeState::Ended | pb::ShoeState::NoShoe)
-        ) {
-            return played;
-        }
     }
 }
 

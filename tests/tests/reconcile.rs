@@ -52,7 +52,7 @@ impl Rig {
             Some(&table_keys.public_key()),
         );
         let wallet_db = dir.path().join("wallet.db");
-        let wallet = start_wallet(&keys, &wallet_db);
+        let wallet = start_wallet(&keys, &format!("sqlite://{}", wallet_db.display()));
         let wallet_url = format!("grpc://{}", wallet.addr());
         for player in ["alice", "bob", "carol"] {
             cashier_deposit(&keys, dir.path(), &wallet, player, "300.00");

@@ -57,7 +57,7 @@ impl Rig {
             Some(&table_keys.public_key()),
         );
         let wallet_db = dir.path().join("wallet.db");
-        let wallet = start_wallet(&keys, &wallet_db);
+        let wallet = start_wallet(&keys, &format!("sqlite://{}", wallet_db.display()));
         let proxy = WalletProxy::start(&wallet.url()).await;
         for player in players {
             cashier_deposit(&keys, dir.path(), &wallet, player, "100.00");
@@ -126,7 +126,10 @@ impl Rig {
 
     /// `banco wallet` again on its file (on another port, behind the same proxy).
     fn wallet_back(&mut self) {
-        self.wallet = start_wallet(&self.keys, &self.wallet_db);
+        self.wallet = start_wallet(
+            &self.keys,
+            &format!("sqlite://{}", self.wallet_db.display()),
+        );
         self.proxy.set_upstream(&self.wallet.url());
     }
 
