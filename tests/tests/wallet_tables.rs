@@ -8,10 +8,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use banco_e2e::banco;
-use banco_e2e::clients::{Cmd, Croupier, all_accepted, player_client};
+use banco_e2e::clients::{Cmd, Croupier, all_accepted, player_client, refusals};
 use banco_e2e::model::bets_to_pb;
-use banco_e2e::procs::{BroadcasterSetup, Keys, Service, start_validator};
+use banco_e2e::procs::{
+    BroadcasterSetup, Keys, Service, cashier_deposit, start_validator, start_wallet,
+};
 use banco_rules::BetKind;
 use banco_wire::pb;
 use tonic::transport::{Channel, Endpoint};
@@ -21,12 +22,6 @@ async fn connect(url: &str) -> Channel {
         .unwrap()
         .connect_timeout(Duration::from_secs(5));
     endpoint.connect().await.unwrap()
-}
-
-fn token_file(dir: &Path, keys: &Keys, role: &str, sub: &str) -> std::path::PathBuf {
-    let path = dir.join(format!("{sub}.token"));
-    std::fs::write(&path, keys.issue(role, sub, "1h")).unwrap();
-    path
 }
 
 /// A broadcaster hosting `table`, spending through the wallet at `wallet_url`.
@@ -49,14 +44,7 @@ async fn open_round(croupier: &mut Croupier) -> String {
 }
 
 fn refusal_code(reply: &pb::PlaceBetsResponse) -> Vec<pb::RefusalCode> {
-    reply
-        .decisions
-        .iter()
-        .filter_map(|d| match &d.decision {
-            Some(pb::bet_decision::Decision::Refusal(r)) => Some(r.code()),
-            _ => None,
-        })
-        .collect()
+    refusals(reply).iter().map(pb::Refusal::code).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,27 +53,9 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
     let keys = Keys::generate(&dir.path().join("keys"));
     let validator = start_validator(&keys);
     let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
-    let wallet = Service::start(
-        "wallet",
-        &[
-            "wallet".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-            "--db".into(),
-            db.into(),
-            "--public-key".into(),
-            keys.public_key().into(),
-        ],
-    );
+    let wallet = start_wallet(&keys, &db);
     let wallet_url = format!("grpc://{}", wallet.addr());
-    let desk = token_file(dir.path(), &keys, "cashier", "desk-1");
-    let deposit = banco()
-        .args(["cashier", "--token-file"])
-        .arg(&desk)
-        .args(["--server", &wallet_url, "deposit", "alice", "100.00"])
-        .output()
-        .unwrap();
-    assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+    cashier_deposit(&keys, dir.path(), &wallet, "alice", "100.00");
 
     let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
     let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
@@ -142,13 +112,7 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
 
     // One self-limit: set at T01 (a lowering: at once), it holds at T02.
     let bob = keys.issue("player", "bob", "1h");
-    let deposit = banco()
-        .args(["cashier", "--token-file"])
-        .arg(&desk)
-        .args(["--server", &wallet_url, "deposit", "bob", "100.00"])
-        .output()
-        .unwrap();
-    assert_eq!(deposit.status.code(), Some(0), "{deposit:?}");
+    cashier_deposit(&keys, dir.path(), &wallet, "bob", "100.00");
     let mut bob_a = player_client(connect(&a.url()).await, &bob);
     let mut bob_b = player_client(connect(&b.url()).await, &bob);
     let limit = bob_a
@@ -172,4 +136,78 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
         .into_inner();
     assert!(all_accepted(&within), "{within:?}");
     assert_eq!(balance(within.balance.unwrap()), 8_000);
+}
+
+/// One player, €50.00 in the wallet, and ten bets of €20.00 sent at the same instant, five
+/// at each of two tables on two broadcasters: exactly two are accepted (no balance below
+/// zero), the other eight refused for insufficient funds with nothing taken, and what the
+/// tables hold is what the wallet took.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overdraft_sent_to_two_tables_at_once_takes_exactly_what_is_affordable() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
+    let wallet = start_wallet(&keys, &db);
+    let wallet_url = format!("grpc://{}", wallet.addr());
+    cashier_deposit(&keys, dir.path(), &wallet, "carol", "50.00");
+    let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
+    let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
+    let croupier_token = keys.issue("croupier", "dealer", "1h");
+    let mut croupier_a = Croupier::new(connect(&a.url()).await, &croupier_token, "T01", "a");
+    let mut croupier_b = Croupier::new(connect(&b.url()).await, &croupier_token, "T02", "b");
+    let rounds = [
+        ("T01", open_round(&mut croupier_a).await, a.url()),
+        ("T02", open_round(&mut croupier_b).await, b.url()),
+    ];
+    let carol = keys.issue("player", "carol", "1h");
+    let mut requests = Vec::new();
+    for (table, round, url) in &rounds {
+        let channel = connect(url).await;
+        for n in 0..5 {
+            let mut client = player_client(channel.clone(), &carol);
+            let request = pb::PlaceBetsRequest {
+                table_id: (*table).to_owned(),
+                round_id: round.clone(),
+                bets: bets_to_pb(&[(BetKind::Player, 2_000)]),
+                idempotency_key: format!("{table}-{n}"),
+            };
+            requests.push(async move { client.place_bets(request).await });
+        }
+    }
+    let replies: Vec<pb::PlaceBetsResponse> = futures::future::join_all(requests)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().into_inner())
+        .collect();
+    let taken = replies.iter().filter(|r| all_accepted(r)).count();
+    assert_eq!(taken, 2, "{replies:#?}");
+    for reply in replies.iter().filter(|r| !all_accepted(r)) {
+        assert_eq!(
+            refusal_code(reply),
+            [pb::RefusalCode::InsufficientFunds],
+            "{reply:?}"
+        );
+    }
+    // What the two tables hold is what the wallet took; the rest is back.
+    let mut held = 0;
+    for croupier in [&mut croupier_a, &mut croupier_b] {
+        let closed = croupier.ok(Cmd::CloseBetting).await;
+        held += closed.bet_totals.iter().map(|t| t.total_minor).sum::<i64>();
+    }
+    assert_eq!(held, 4_000);
+    let mut at_a = player_client(connect(&a.url()).await, &carol);
+    let left = banco_e2e::poll(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        async || {
+            at_a.get_balance(pb::GetBalanceRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+        },
+        |b| b.available_minor == 1_000 && b.pending_minor == 0,
+    )
+    .await;
+    assert_eq!(left.available_minor, 1_000, "{left:?}");
 }
