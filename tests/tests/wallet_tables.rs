@@ -47,23 +47,60 @@ fn refusal_code(reply: &pb::PlaceBetsResponse) -> Vec<pb::RefusalCode> {
     refusals(reply).iter().map(pb::Refusal::code).collect()
 }
 
+/// Two broadcasters, T01 and T02, spending through one `banco wallet`; a round open for
+/// bets at each. Fields drop in order: the processes before their folder.
+struct TwoTables {
+    a: Service,
+    b: Service,
+    wallet: Service,
+    _validator: Service,
+    croupier_a: Croupier,
+    croupier_b: Croupier,
+    round_a: String,
+    round_b: String,
+    keys: Keys,
+    dir: tempfile::TempDir,
+}
+
+impl TwoTables {
+    /// With each `(player, amount)` deposited at the cashier first.
+    async fn start(deposits: &[(&str, &str)]) -> TwoTables {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = Keys::generate(&dir.path().join("keys"));
+        let validator = start_validator(&keys);
+        let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
+        let wallet = start_wallet(&keys, &db);
+        let wallet_url = format!("grpc://{}", wallet.addr());
+        for (player, amount) in deposits {
+            cashier_deposit(&keys, dir.path(), &wallet, player, amount);
+        }
+        let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
+        let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
+        let token = keys.issue("croupier", "dealer", "1h");
+        let mut croupier_a = Croupier::new(connect(&a.url()).await, &token, "T01", "a");
+        let mut croupier_b = Croupier::new(connect(&b.url()).await, &token, "T02", "b");
+        let round_a = open_round(&mut croupier_a).await;
+        let round_b = open_round(&mut croupier_b).await;
+        TwoTables {
+            a,
+            b,
+            wallet,
+            _validator: validator,
+            croupier_a,
+            croupier_b,
+            round_a,
+            round_b,
+            keys,
+            dir,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_balance_and_one_self_limit_across_two_broadcasters() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = Keys::generate(&dir.path().join("keys"));
-    let validator = start_validator(&keys);
-    let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
-    let wallet = start_wallet(&keys, &db);
-    let wallet_url = format!("grpc://{}", wallet.addr());
-    cashier_deposit(&keys, dir.path(), &wallet, "alice", "100.00");
-
-    let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
-    let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
-    let croupier_token = keys.issue("croupier", "dealer", "1h");
-    let mut croupier_a = Croupier::new(connect(&a.url()).await, &croupier_token, "T01", "a");
-    let mut croupier_b = Croupier::new(connect(&b.url()).await, &croupier_token, "T02", "b");
-    let round_a = open_round(&mut croupier_a).await;
-    let round_b = open_round(&mut croupier_b).await;
+    let rig = TwoTables::start(&[("alice", "100.00")]).await;
+    let (a, b, keys) = (&rig.a, &rig.b, &rig.keys);
+    let (round_a, round_b) = (rig.round_a.clone(), rig.round_b.clone());
 
     let alice = keys.issue("player", "alice", "1h");
     let mut at_a = player_client(connect(&a.url()).await, &alice);
@@ -112,7 +149,7 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
 
     // One self-limit: set at T01 (a lowering: at once), it holds at T02.
     let bob = keys.issue("player", "bob", "1h");
-    cashier_deposit(&keys, dir.path(), &wallet, "bob", "100.00");
+    cashier_deposit(keys, rig.dir.path(), &rig.wallet, "bob", "100.00");
     let mut bob_a = player_client(connect(&a.url()).await, &bob);
     let mut bob_b = player_client(connect(&b.url()).await, &bob);
     let limit = bob_a
@@ -144,23 +181,12 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
 /// tables hold is what the wallet took.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overdraft_sent_to_two_tables_at_once_takes_exactly_what_is_affordable() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = Keys::generate(&dir.path().join("keys"));
-    let validator = start_validator(&keys);
-    let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
-    let wallet = start_wallet(&keys, &db);
-    let wallet_url = format!("grpc://{}", wallet.addr());
-    cashier_deposit(&keys, dir.path(), &wallet, "carol", "50.00");
-    let a = broadcaster(&keys, &validator, dir.path(), "T01", &wallet_url);
-    let b = broadcaster(&keys, &validator, dir.path(), "T02", &wallet_url);
-    let croupier_token = keys.issue("croupier", "dealer", "1h");
-    let mut croupier_a = Croupier::new(connect(&a.url()).await, &croupier_token, "T01", "a");
-    let mut croupier_b = Croupier::new(connect(&b.url()).await, &croupier_token, "T02", "b");
+    let mut rig = TwoTables::start(&[("carol", "50.00")]).await;
     let rounds = [
-        ("T01", open_round(&mut croupier_a).await, a.url()),
-        ("T02", open_round(&mut croupier_b).await, b.url()),
+        ("T01", rig.round_a.clone(), rig.a.url()),
+        ("T02", rig.round_b.clone(), rig.b.url()),
     ];
-    let carol = keys.issue("player", "carol", "1h");
+    let carol = rig.keys.issue("player", "carol", "1h");
     let mut requests = Vec::new();
     for (table, round, url) in &rounds {
         let channel = connect(url).await;
@@ -191,12 +217,12 @@ async fn an_overdraft_sent_to_two_tables_at_once_takes_exactly_what_is_affordabl
     }
     // What the two tables hold is what the wallet took; the rest is back.
     let mut held = 0;
-    for croupier in [&mut croupier_a, &mut croupier_b] {
+    for croupier in [&mut rig.croupier_a, &mut rig.croupier_b] {
         let closed = croupier.ok(Cmd::CloseBetting).await;
         held += closed.bet_totals.iter().map(|t| t.total_minor).sum::<i64>();
     }
     assert_eq!(held, 4_000);
-    let mut at_a = player_client(connect(&a.url()).await, &carol);
+    let mut at_a = player_client(connect(&rig.a.url()).await, &carol);
     let left = banco_e2e::poll(
         Duration::from_secs(10),
         Duration::from_millis(50),
