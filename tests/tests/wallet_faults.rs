@@ -383,3 +383,110 @@ async fn broadcaster_killed_between_settlement_and_its_credits_pays_once() {
     assert_eq!(total["returns"], 4_000, "{total}");
     assert_eq!(total["credits"], 4_000, "once each: {total}");
 }
+
+/// SIGKILL of `banco wallet` while bets pour in from five players, the instant after it
+/// committed a debit whose answer never left, then a restart on its file: every bet the
+/// table accepted was debited once, every bet it refused took nothing (the lost debit
+/// cancelled once the wallet was back), and after the round each balance is exactly the
+/// deposit less the accepted stakes plus their returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wallet_killed_mid_transaction_loses_and_doubles_nothing() {
+    const PLAYERS: [&str; 5] = ["p1", "p2", "p3", "p4", "p5"];
+    let mut rig = Rig::start(&PLAYERS).await;
+    let round = rig.croupier.ok(Cmd::OpenBetting).await.round_id;
+    let mut tasks = tokio::task::JoinSet::new();
+    for name in PLAYERS {
+        let mut client = rig.player(name);
+        let round = round.clone();
+        tasks.spawn(async move {
+            // (stake taken, on Player) of each accepted bet.
+            let mut accepted = Vec::new();
+            for n in 0..12 {
+                let kind = if n % 2 == 0 {
+                    BetKind::Player
+                } else {
+                    BetKind::Banker
+                };
+                let key = format!("{name}-{n}");
+                let reply = client
+                    .place_bets(request(&round, &[(kind, 300)], &key))
+                    .await;
+                match reply {
+                    Ok(reply) if all_accepted(reply.get_ref()) => {
+                        // The first bet on a position is raised to its minimum.
+                        for d in &reply.get_ref().decisions {
+                            if let Some(pb::bet_decision::Decision::Accepted(bet)) = &d.decision {
+                                accepted.push((bet.accepted_minor, kind == BetKind::Player));
+                            }
+                        }
+                    }
+                    Ok(reply) => {
+                        let refused = refusals(reply.get_ref());
+                        assert!(
+                            refused
+                                .iter()
+                                .all(|r| r.code() == pb::RefusalCode::Unavailable),
+                            "{name}: {refused:?}"
+                        );
+                    }
+                    Err(status) => panic!("{name}: {status}"),
+                }
+                tokio::time::sleep(Duration::from_millis(40)).await;
+            }
+            (name, accepted)
+        });
+    }
+    // Killed the instant after it committed a debit, before the answer left: the table
+    // never hears it, refuses that bet, and must cancel the debit once the wallet is back.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let pid = rig.wallet.pid().to_string();
+    rig.proxy.trap(Call::Debit, Moment::After, move || {
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "could not kill the wallet");
+    });
+    let sprung = poll(
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || rig.proxy.sprung(),
+        |s| *s,
+    )
+    .await;
+    assert!(sprung, "no debit reached the wallet");
+    rig.wallet_down();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    rig.wallet_back();
+    let (mut expected, mut staked) = (Vec::new(), 0);
+    while let Some(done) = tasks.join_next().await {
+        let (name, accepted) = done.unwrap();
+        let stakes: i64 = accepted.iter().map(|(s, _)| s).sum();
+        staked += stakes;
+        let returned: i64 = accepted
+            .iter()
+            .filter(|(_, p)| *p)
+            .map(|(s, _)| 2 * s)
+            .sum();
+        expected.push((name, 10_000 - stakes + returned, accepted.len()));
+    }
+    let bets: usize = expected.iter().map(|(_, _, n)| n).sum();
+    assert!(
+        bets > 0 && bets < 60,
+        "the kill refused none or all of the 60 bets: {bets} accepted"
+    );
+    deal(&mut rig.croupier, &PLAYER_WINS).await;
+    rig.croupier.ok(Cmd::Confirm(round)).await;
+    for (name, balance, _) in &expected {
+        let mut client = rig.player(name);
+        assert_eq!(settled_balance(&mut client).await, *balance, "{name}");
+        assert_eq!(rig.wallet_balance(name).await, *balance, "{name}");
+    }
+    let total = rig.reconciled();
+    assert_eq!(total["stakes"], staked, "{total}");
+    assert!(
+        total["cancels"].as_i64().unwrap() > 0,
+        "the lost debit: {total}"
+    );
+    eprintln!("{bets} of 60 bets accepted around the wallet's kill; {total}");
+}
