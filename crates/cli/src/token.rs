@@ -17,7 +17,8 @@ pub(crate) enum TokenCommand {
     /// Create a signing key (`signing.key`, mode 0600) and its public key (`signing.pub`),
     /// which every service is given to check tokens.
     Keygen {
-        /// Folder to write the two files into; existing files are never overwritten.
+        /// Folder to write the two files into, made (mode 0700) if it does not exist;
+        /// existing files are never overwritten.
         #[arg(long, default_value = ".")]
         dir: PathBuf,
     },
@@ -78,14 +79,31 @@ pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `signing.key` and `signing.pub` in `dir` (never overwritten); their paths.
+/// `signing.key` and `signing.pub` in `dir` (never overwritten; `dir` made if need be);
+/// their paths.
 pub(crate) fn keygen(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    make_private_dir(dir)?;
     let key = generate_signing_key()?;
     let secret = dir.join("signing.key");
     let public = dir.join("signing.pub");
     save_signing_key(&secret, &key)?;
     save_verifying_key(&public, &key.verifying_key())?;
     Ok((secret, public))
+}
+
+/// Makes `dir` and its missing parents, readable by this user alone (0700) since it holds a
+/// secret key; a folder that exists is left as it is.
+fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .with_context(|| format!("--dir {}: could not create it", dir.display()))
 }
 
 /// A token for `sub` in `role`, signed with the key in `key`, valid for `ttl` from now.
@@ -167,5 +185,29 @@ mod tests {
         }
         let err = parse_duration("--limit-period", "1w").expect_err("1w");
         assert!(err.to_string().starts_with("--limit-period 1w: "), "{err}");
+    }
+
+    #[test]
+    fn keygen_makes_a_missing_folder_private() {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let dir = tmp.path().join("keys").join("table-1");
+        let (secret, public) = keygen(&dir).expect("keygen into a new folder");
+        assert!(secret.is_file() && public.is_file());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&dir)
+                .expect("the folder")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        }
+        // A file where the folder should be: refused, naming it.
+        let file = tmp.path().join("a-file");
+        std::fs::write(&file, "").expect("a file");
+        let err = keygen(&file.join("keys"))
+            .expect_err("a file in the way")
+            .to_string();
+        assert!(err.contains("a-file"), "{err}");
     }
 }
