@@ -198,19 +198,12 @@ impl Croupier {
         reply.map(tonic::Response::into_inner)
     }
 
-    /// The table now: the first state WatchTable sends (reading it changes nothing).
+    /// The table now (GetTable: reading it changes nothing).
     pub async fn state(&mut self) -> Result<pb::TableState, Status> {
-        let mut stream = self
-            .client
-            .watch_table(pb::WatchTableRequest {
-                table_id: self.table.clone(),
-            })
-            .await?
-            .into_inner();
-        stream
-            .message()
-            .await?
-            .ok_or_else(|| Status::unavailable("WatchTable ended before its first state"))
+        let request = pb::GetTableRequest {
+            table_id: self.table.clone(),
+        };
+        Ok(self.client.get_table(request).await?.into_inner())
     }
 
     /// Sends `cmd` with a fresh id; the reply, refused or not.

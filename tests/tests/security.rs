@@ -145,6 +145,7 @@ const RPCS: &[Rpc] = &[
     rpc("TableService", "EndShoe", &[CroupierRole]),
     rpc("TableService", "MutePlayer", &[CroupierRole]),
     rpc("TableService", "WatchTable", &[CroupierRole, ServiceRole]),
+    rpc("TableService", "GetTable", &[CroupierRole, ServiceRole]),
     rpc("PlayerService", "ListTables", &[Player]),
     rpc("PlayerService", "Subscribe", &[Player]),
     rpc("PlayerService", "PlaceBets", &[Player]),
@@ -352,6 +353,7 @@ async fn call(
         ("TableService", "WatchTable") => {
             go!(table.watch_table(pb::WatchTableRequest { table_id: t }))
         }
+        ("TableService", "GetTable") => go!(table.get_table(pb::GetTableRequest { table_id: t })),
         ("PlayerService", "ListTables") => go!(player.list_tables(pb::ListTablesRequest {})),
         ("PlayerService", "Subscribe") => go!(player.subscribe(pb::SubscribeRequest {
             table_id: t,

@@ -1,5 +1,6 @@
-//! TableService as served: every command for croupiers only; WatchTable, which changes
-//! nothing, also for services (the camera's publisher draws the round on the picture).
+//! TableService as served: every command for croupiers only; WatchTable and GetTable, which
+//! change nothing, also for services (the camera's publisher draws the round on the
+//! picture).
 
 use std::sync::Arc;
 
@@ -12,10 +13,11 @@ use crate::routing::{RouteFuture, forward};
 use crate::table_service::TableServer;
 
 const WATCH_TABLE: &str = "/banco.v1.TableService/WatchTable";
+const GET_TABLE: &str = "/banco.v1.TableService/GetTable";
 
 type Guarded = InterceptedService<TableServiceServer<TableServer>, AuthInterceptor>;
 
-/// The TableService router: one interceptor for commands, a wider one for WatchTable.
+/// The TableService router: one interceptor for commands, a wider one for the reads.
 #[derive(Clone)]
 pub(crate) struct TableRoutes {
     commands: Guarded,
@@ -43,7 +45,7 @@ crate::routing::routed_service!(TableRoutes, TableServiceServer<TableServer>);
 
 impl TableRoutes {
     fn route(&mut self, request: http::Request<Body>) -> RouteFuture {
-        let service = if request.uri().path() == WATCH_TABLE {
+        let service = if matches!(request.uri().path(), WATCH_TABLE | GET_TABLE) {
             self.watch.clone()
         } else {
             self.commands.clone()

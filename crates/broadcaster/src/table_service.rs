@@ -286,6 +286,15 @@ impl pb::table_service_server::TableService for TableServer {
 
     type WatchTableStream = StateStream;
 
+    async fn get_table(
+        &self,
+        request: Request<pb::GetTableRequest>,
+    ) -> Result<Response<pb::TableState>, Status> {
+        caller(&request)?;
+        let table = self.tables.get(&request.get_ref().table_id)?;
+        Ok(Response::new(table.state().await?))
+    }
+
     async fn watch_table(
         &self,
         request: Request<pb::WatchTableRequest>,

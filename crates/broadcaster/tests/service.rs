@@ -371,6 +371,30 @@ async fn watch_table_sees_each_change_in_order() {
         .collect();
     assert_eq!(got, want);
     assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
+    // GetTable answers once what WatchTable shows now; an unknown table is named.
+    let now = c
+        .get_table(pb::GetTableRequest { table_id: t01() })
+        .await
+        .unwrap()
+        .into_inner();
+    let last = seen.last().unwrap();
+    assert_eq!(
+        (now.seq, &now.round_id, now.phase(), &now.cards),
+        (last.seq, &last.round_id, last.phase(), &last.cards)
+    );
+    // It also shows the refusal that published nothing.
+    assert_eq!(
+        now.last_refusal.as_ref().map(pb::Refusal::code),
+        Some(pb::RefusalCode::Misread)
+    );
+    let unknown = c
+        .get_table(pb::GetTableRequest {
+            table_id: "T99".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+    assert!(unknown.message().contains("T99"), "{unknown:?}");
     h.stop().await;
 }
 

@@ -351,17 +351,14 @@ pub(crate) async fn current_state(
     client: &mut Client,
     table: &str,
 ) -> anyhow::Result<pb::TableState> {
-    let mut stream = client
-        .watch_table(pb::WatchTableRequest {
-            table_id: table.to_owned(),
-        })
+    let request = pb::GetTableRequest {
+        table_id: table.to_owned(),
+    };
+    Ok(client
+        .get_table(request)
         .await
         .map_err(status_error)?
-        .into_inner();
-    match stream.message().await.map_err(status_error)? {
-        Some(state) => Ok(state),
-        None => bail!("the broadcaster ended the stream before sending the table's state"),
-    }
+        .into_inner())
 }
 
 pub(crate) fn status_error(status: tonic::Status) -> anyhow::Error {

@@ -649,6 +649,7 @@ fn descriptor_set_lists_the_six_services_and_their_methods() {
                 "EndShoe",
                 "MutePlayer",
                 "WatchTable",
+                "GetTable",
             ]),
         ),
         (
