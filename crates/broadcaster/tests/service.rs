@@ -526,3 +526,57 @@ async fn exact_stakes_bettors_results_and_round_checks() {
     );
     h.stop().await;
 }
+
+/// PlaceBets decides a request whole, as player.proto says: one bet over the maximum and
+/// none of the request is placed or debited; the over-maximum bet carries its own reason
+/// and field, the other says it was not placed because of it; sent again alone, the other
+/// is taken.
+#[tokio::test]
+async fn a_bet_request_is_decided_whole() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut pia = h.player("pia");
+    let round = to_betting(&mut c).await;
+    let both = vec![
+        bet(pb::BetKind::Player, 1_000),
+        bet(pb::BetKind::Banker, 20_000),
+    ];
+    let reply = place(&mut pia, &round, both, "p1").await;
+    assert_eq!(reply.decisions.len(), 2);
+    let (player, banker) = (
+        decision_refusal(&reply.decisions[0]),
+        decision_refusal(&reply.decisions[1]),
+    );
+    assert_eq!(banker.code(), pb::RefusalCode::AboveMaximum, "{banker:?}");
+    assert_eq!(banker.field, "bets[1].stake_minor");
+    assert_eq!(player.code(), pb::RefusalCode::NotAllowed, "{player:?}");
+    assert_eq!(player.field, "bets[0]");
+    assert!(
+        player
+            .message
+            .starts_with("player not placed: a request is taken all or nothing, and "),
+        "{player:?}"
+    );
+    let balance = reply.balance.unwrap();
+    assert_eq!(
+        (balance.available_minor, balance.in_play_minor),
+        (WELCOME, 0),
+        "nothing taken"
+    );
+    let alone = place(
+        &mut pia,
+        &round,
+        vec![bet(pb::BetKind::Player, 1_000)],
+        "p2",
+    )
+    .await;
+    assert!(
+        matches!(
+            alone.decisions[0].decision,
+            Some(pb::bet_decision::Decision::Accepted(_))
+        ),
+        "{alone:?}"
+    );
+    assert_eq!(alone.balance.unwrap().in_play_minor, 1_000);
+    h.stop().await;
+}
