@@ -174,7 +174,7 @@ impl Auditor {
         {
             return Verified::Ok { records: n, stdout };
         }
-        if code == Some(1) && stdout.starts_with("BROKEN at ") {
+        if code == Some(1) && stdout.starts_with("BROKEN") {
             return Verified::Broken { stdout };
         }
         Verified::Failed {
@@ -190,7 +190,8 @@ impl Auditor {
 pub enum Verified {
     /// Exit 0: `ok: N records checked; head …`.
     Ok { records: u64, stdout: String },
-    /// Exit 1: `BROKEN at <round>: <problem>` and the details.
+    /// Exit 1: `BROKEN at <round>: <problem>` and the details, or `BROKEN: <problem>` for
+    /// a table derived from every record (Stats').
     Broken { stdout: String },
     /// Anything else (the archive unreachable, a usage error…).
     Failed {

@@ -844,6 +844,48 @@ async fn tampering_is_found_by_verify() {
         "the winner put back"
     );
 
+    // Stats' house result raised by €1,000.00: Stats serves it, every record is intact, and
+    // Verify names the row.
+    let house = |rig: &Rig| -> String {
+        let stats = rig.auditor.ok(&["stats", "--table", "T01"]);
+        stats
+            .lines()
+            .find(|l| l.contains("house"))
+            .unwrap_or_else(|| panic!("no house line in:\n{stats}"))
+            .to_owned()
+    };
+    let before = house(&rig);
+    rig.kill_archive();
+    sqlite3(
+        &db,
+        "UPDATE stats_totals SET house = house + 100000 WHERE scope = 'table'",
+    );
+    rig.restart_archive();
+    assert_ne!(house(&rig), before, "Stats serves the edited figure");
+    match rig.auditor.verify(&[]) {
+        Verified::Broken { stdout } => {
+            eprintln!("verify after editing stats_totals:\n{stdout}");
+            assert!(
+                stdout.starts_with(
+                    "BROKEN: stats_totals (table T01, table T01) disagrees with the records: \
+                     records say house: "
+                ),
+                "{stdout}"
+            );
+        }
+        other => panic!("verify after the Stats edit: {other:?}"),
+    }
+    rig.kill_archive();
+    sqlite3(
+        &db,
+        "UPDATE stats_totals SET house = house - 100000 WHERE scope = 'table'",
+    );
+    rig.restart_archive();
+    assert!(matches!(
+        rig.auditor.verify(&[]),
+        Verified::Ok { records: 8, .. }
+    ));
+
     // A deleted round: a gap.
     rig.kill_archive();
     let deleted = game.played[5].round_id.clone();

@@ -3,7 +3,10 @@
 //! that is not the previous hash, a hash that is not the hash of the stored record, a
 //! signature that does not match, an indexed column that disagrees with the record
 //! (an edited row), or what Export writes for a round (kept rendered) that is not what the
-//! record says, or is kept for a round that is not stored.
+//! record says, or is kept for a round that is not stored. Then Stats' aggregates
+//! (`stats_totals`, and `stats_positions` when every table is verified) must be what the
+//! records fold to: an edited figure there would be served by Stats while every record
+//! stays intact.
 
 use std::collections::HashMap;
 
@@ -14,6 +17,7 @@ use crate::error::ArchiveError;
 use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::TrustedKeys;
 use crate::record::{bet_rows, parse_table_record, round_row};
+use crate::store::aggregate::{Folded, first_difference};
 use crate::store::{RoundFilterSql, Store, StoredRound};
 
 /// Rounds read per query while walking.
@@ -206,6 +210,8 @@ pub async fn verify(
     };
     let mut checked = 0;
     let mut head = None;
+    // What the verified records fold to, compared with the stored aggregates at the end.
+    let mut folded = Folded::default();
     for table in tables {
         let mut filter = RoundFilterSql::default();
         filter.table(&table);
@@ -250,6 +256,9 @@ pub async fn verify(
                         head_hash: hex_to_bytes_lossy(&head_hash),
                     });
                 }
+                // Checked equal to what the record derives.
+                folded.touch(&stored.row, &mine);
+                folded.add(&stored.row, &mine);
                 walk.checked += 1;
                 walk.last_seq = i64::try_from(stored.chain.chain_seq).unwrap_or(i64::MAX);
                 walk.head = Some((stored.row.round_id.clone(), stored.chain.hash.clone()));
@@ -285,6 +294,20 @@ pub async fn verify(
         }
     }
     let (head_id, head_hash) = head.unwrap_or_default();
+    let every_table = table_id.is_empty();
+    let stored = store
+        .stored_aggregates((!every_table).then_some(table_id))
+        .await?;
+    if let Some(problem) = first_difference(&folded, &stored, every_table) {
+        return Ok(pb::VerifyResponse {
+            ok: false,
+            records_checked: checked,
+            // No one record is at fault: a table derived from all of them is.
+            first_bad: Some(bad("", problem, "", "")),
+            head_round_id: head_id,
+            head_hash: hex_to_bytes_lossy(&head_hash),
+        });
+    }
     Ok(pb::VerifyResponse {
         ok: true,
         records_checked: checked,

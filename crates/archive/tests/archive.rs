@@ -653,12 +653,13 @@ async fn stats_shoe_report_and_player_bets(db: TestDb) {
     );
 }
 
-/// Rounds stored by the schema of version 2 (the record in `rounds`, bets in a rowid
-/// table) are carried over by migrations 3 and 4: they verify, and export and read back
-/// exactly as the same rounds appended today.
+/// Rounds stored by the schema of version 1 (the record in `rounds`, bets in a rowid
+/// table, no aggregates yet) are carried over by migrations 2 to 4: the aggregates are
+/// filled from them, and they verify, and export and read back exactly as the same rounds
+/// appended today.
 async fn migrations_carry_stored_rounds_over(db: TestDb) {
     let sealed = seal(&play("T01", 12, 1_700_000_000_000));
-    let old = banco_archive::Store::open_at_version(&db.url, 2)
+    let old = banco_archive::Store::open_at_version(&db.url, 1)
         .await
         .unwrap();
     macro_rules! insert_v2 {
@@ -832,6 +833,76 @@ async fn verify_finds_a_forged_export(db: TestDb) {
     assert!(bad.problem.contains("not stored"), "{}", bad.problem);
 }
 
+/// Stats serves its aggregates, not the records: an edit there (the house's result raised
+/// by €1,000.00, a position's stakes, a row made up) leaves every record intact, and
+/// Verify must still name it.
+async fn verify_finds_an_edited_aggregate(db: TestDb) {
+    let (store, _) = filled(&db, 10).await;
+    let keys = trusted();
+    let v = verify::verify(&store, &keys, "").await.unwrap();
+    assert!(v.ok, "{:?}", v.first_bad);
+    exec(
+        &store,
+        "UPDATE stats_totals SET house = house + 100000 WHERE scope = 'table'",
+    )
+    .await;
+    for table in ["", "T01"] {
+        let v = verify::verify(&store, &keys, table).await.unwrap();
+        assert!(!v.ok, "{table:?}: {v:?}");
+        assert!(v.records_checked >= 10, "every record checked first: {v:?}");
+        let bad = v.first_bad.unwrap();
+        assert_eq!(bad.round_id, "");
+        assert!(
+            bad.problem
+                .starts_with("stats_totals (table T01, table T01) disagrees with the records: records say house: ")
+                && bad.problem.contains("the row says house: "),
+            "{}",
+            bad.problem
+        );
+    }
+    exec(
+        &store,
+        "UPDATE stats_totals SET house = house - 100000 WHERE scope = 'table'",
+    )
+    .await;
+    assert!(verify::verify(&store, &keys, "").await.unwrap().ok);
+
+    // Positions add up over every table: checked when every table is verified.
+    exec(
+        &store,
+        "UPDATE stats_positions SET staked = staked + 1 WHERE scope = 'shoe' AND position = 'player'",
+    )
+    .await;
+    let v = verify::verify(&store, &keys, "").await.unwrap();
+    let problem = v.first_bad.unwrap().problem;
+    assert!(
+        problem.starts_with("stats_positions (shoe T01-S0001, position player) disagrees"),
+        "{problem}"
+    );
+    exec(
+        &store,
+        "UPDATE stats_positions SET staked = staked - 1 WHERE scope = 'shoe' AND position = 'player'",
+    )
+    .await;
+
+    // A row no record accounts for.
+    exec(
+        &store,
+        "INSERT INTO stats_totals (id, scope, scope_key, table_id, rounds, voided, corrections,
+            banker, player, tie, naturals, player_pairs, banker_pairs, house, run_winner,
+            run_length, longest_banker, longest_player)
+         VALUES ('made-up', 'day', '2020-01-01', 'T01', 1, 0, 0, 1, 0, 0, 0, 0, 0, 500,
+            'banker', 1, 1, 0)",
+    )
+    .await;
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    let problem = v.first_bad.unwrap().problem;
+    assert_eq!(
+        problem,
+        "stats_totals row (day 2020-01-01, table T01) counts rounds that no record has"
+    );
+}
+
 /// AppendBatch: one bad signature refuses the whole batch and stores nothing; otherwise
 /// each record gets its own answer, in order, and a table's records after a gap are gaps.
 async fn append_batch_checks_all_then_answers_each(db: TestDb) {
@@ -904,6 +975,7 @@ banco_testdb::both_backends!(
     file = "archive.db";
     append_batch_checks_all_then_answers_each,
     verify_finds_a_forged_export,
+    verify_finds_an_edited_aggregate,
     migrations_carry_stored_rounds_over,
     append_and_every_refusal,
     get_round_is_derived_from_the_record,

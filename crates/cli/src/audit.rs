@@ -377,8 +377,13 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     writeln!(out, "ok: {} records checked; head {} {}", v.records_checked, v.head_round_id, hex(&v.head_hash))?;
                 } else {
                     let bad = v.first_bad.unwrap_or_default();
-                    writeln!(out, "BROKEN at {}: {}", bad.round_id, bad.problem)?;
-                    writeln!(out, "  expected hash {}\n  found hash    {}", hex(&bad.expected_hash), hex(&bad.found_hash))?;
+                    if bad.round_id.is_empty() {
+                        // A table derived from every record (Stats' aggregates), not one record.
+                        writeln!(out, "BROKEN: {}", bad.problem)?;
+                    } else {
+                        writeln!(out, "BROKEN at {}: {}", bad.round_id, bad.problem)?;
+                        writeln!(out, "  expected hash {}\n  found hash    {}", hex(&bad.expected_hash), hex(&bad.found_hash))?;
+                    }
                     writeln!(out, "  {} records checked; last good {}", v.records_checked, v.head_round_id)?;
                     return Ok(ExitCode::from(crate::exit::REFUSED));
                 }

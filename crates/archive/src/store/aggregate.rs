@@ -309,6 +309,197 @@ macro_rules! save {
 }
 pub(crate) use save;
 
+/// The `scope` column's value as one of the scopes kept; `None` for any other.
+fn known_scope(scope: &str) -> Option<&'static str> {
+    [SCOPE_TABLE, SCOPE_SHOE, SCOPE_CROUPIER, SCOPE_DAY]
+        .into_iter()
+        .find(|s| *s == scope)
+}
+
+/// What a stored row of a scope banco does not keep is filed under, so that it differs.
+const UNKNOWN_SCOPE: &str = "(unknown scope)";
+
+/// A stored aggregate row as [`Folded`] keeps it: its id, then (scope, key, its third key
+/// part, `$value`), from columns 0 to 3 of `$row`.
+macro_rules! keyed {
+    ($row:expr, $value:expr) => {{
+        let scope: String = $row.try_get(1)?;
+        (
+            $row.try_get::<String, _>(0)?,
+            (
+                known_scope(&scope).unwrap_or(UNKNOWN_SCOPE),
+                $row.try_get::<String, _>(2)?,
+                $row.try_get::<String, _>(3)?,
+                $value,
+            ),
+        )
+    }};
+}
+
+impl crate::store::Store {
+    /// Every stored row of `stats_totals` (of `table` only, if given) and, when no table is
+    /// given, of `stats_positions` (whose rows add up over tables): what Verify compares with
+    /// the rows the records fold to.
+    pub(crate) async fn stored_aggregates(
+        &self,
+        table: Option<&str>,
+    ) -> Result<Folded, crate::error::ArchiveError> {
+        use sqlx::Row as _;
+        let mut folded = Folded::default();
+        let totals = crate::store::on_pool!(self, |pool| {
+            let mut q = sqlx::QueryBuilder::new(
+                "SELECT id, scope, scope_key, table_id, rounds, voided, corrections, banker,
+                    player, tie, naturals, player_pairs, banker_pairs, house, run_winner,
+                    run_length, longest_banker, longest_player FROM stats_totals",
+            );
+            if let Some(table) = table {
+                q.push(" WHERE table_id = ").push_bind(table);
+            }
+            let mut rows = Vec::new();
+            for row in q.build().fetch_all(pool).await? {
+                rows.push(keyed!(
+                    row,
+                    ScopeTotals {
+                        rounds: row.try_get(4)?,
+                        voided: row.try_get(5)?,
+                        corrections: row.try_get(6)?,
+                        banker: row.try_get(7)?,
+                        player: row.try_get(8)?,
+                        tie: row.try_get(9)?,
+                        naturals: row.try_get(10)?,
+                        player_pairs: row.try_get(11)?,
+                        banker_pairs: row.try_get(12)?,
+                        house: row.try_get(13)?,
+                        run_winner: row.try_get(14)?,
+                        run_length: row.try_get(15)?,
+                        longest_banker: row.try_get(16)?,
+                        longest_player: row.try_get(17)?,
+                    }
+                ));
+            }
+            rows
+        });
+        folded.totals = totals.into_iter().collect();
+        if table.is_none() {
+            let positions = crate::store::on_pool!(self, |pool| {
+                let mut rows = Vec::new();
+                let q = sqlx::query(
+                    "SELECT id, scope, scope_key, position, bets, wins, staked, returned
+                        FROM stats_positions",
+                );
+                for row in q.fetch_all(pool).await? {
+                    rows.push(keyed!(
+                        row,
+                        PositionTotals {
+                            bets: row.try_get(4)?,
+                            wins: row.try_get(5)?,
+                            staked: row.try_get(6)?,
+                            returned: row.try_get(7)?,
+                        }
+                    ));
+                }
+                rows
+            });
+            folded.positions = positions.into_iter().collect();
+        }
+        Ok(folded)
+    }
+}
+
+/// The first way the stored aggregates differ from those the records fold to, in words;
+/// positions compared only when `positions` (they add up over every table). Rows are
+/// taken in id order, so the same edit is always named the same way.
+pub(crate) fn first_difference(
+    records: &Folded,
+    stored: &Folded,
+    positions: bool,
+) -> Option<String> {
+    let totals = Rows {
+        name: "stats_totals",
+        part: "table",
+        counts: "rounds",
+    };
+    let by_position = Rows {
+        name: "stats_positions",
+        part: "position",
+        counts: "bets",
+    };
+    totals
+        .first_difference(&records.totals, &stored.totals)
+        .or_else(|| {
+            positions
+                .then(|| by_position.first_difference(&records.positions, &stored.positions))
+                .flatten()
+        })
+}
+
+/// One aggregate table, as its differences are named.
+struct Rows {
+    name: &'static str,
+    /// What the third part of a row's key is.
+    part: &'static str,
+    /// What its rows count.
+    counts: &'static str,
+}
+
+impl Rows {
+    fn first_difference<T: PartialEq + std::fmt::Debug>(
+        &self,
+        records: &HashMap<String, (&'static str, String, String, T)>,
+        stored: &HashMap<String, (&'static str, String, String, T)>,
+    ) -> Option<String> {
+        let Rows { name, part, counts } = self;
+        let row = |(scope, key, third, _): &(&str, String, String, T)| {
+            format!("({scope} {key}, {part} {third})")
+        };
+        let mut ids: Vec<&String> = records.keys().chain(stored.keys()).collect();
+        ids.sort();
+        ids.dedup();
+        ids.into_iter()
+            .find_map(|id| match (records.get(id), stored.get(id)) {
+                (Some(want), Some(got)) if want != got => Some(format!(
+                    "{name} {} disagrees with the records: {}",
+                    row(want),
+                    field_diff(&format!("{:?}", want.3), &format!("{:?}", got.3))
+                )),
+                (Some(want), None) => Some(format!(
+                    "{name} has no row {} that the records count",
+                    row(want)
+                )),
+                (None, Some(got)) => Some(format!(
+                    "{name} row {} counts {counts} that no record has",
+                    row(got)
+                )),
+                _ => None,
+            })
+    }
+}
+
+/// The first field that differs between two `Debug` renderings of one struct.
+fn field_diff(records: &str, stored: &str) -> String {
+    let fields = |text: &str| -> Vec<String> {
+        let inner = text
+            .split_once(" { ")
+            .map_or(text, |(_, rest)| rest.trim_end_matches(" }"));
+        inner.split(", ").map(str::to_owned).collect()
+    };
+    // The money fields, which the archive keeps in minor units of the table's currency.
+    let unit = |field: &str| {
+        let name = field.split(':').next().unwrap_or_default();
+        if ["house", "staked", "returned"].contains(&name) {
+            " minor units"
+        } else {
+            ""
+        }
+    };
+    fields(records)
+        .into_iter()
+        .zip(fields(stored))
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| format!("records say {a}{}, the row says {b}{}", unit(&a), unit(&b)))
+        .unwrap_or_else(|| "the rows differ".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
