@@ -841,6 +841,14 @@ async fn verify_finds_an_edited_aggregate(db: TestDb) {
     let keys = trusted();
     let v = verify::verify(&store, &keys, "").await.unwrap();
     assert!(v.ok, "{:?}", v.first_bad);
+    // Every signature was checked; without the tables' keys, none is, and it says so.
+    assert_eq!(v.signatures_checked, v.records_checked);
+    let unkeyed = banco_archive::ingest::TrustedKeys::new([]);
+    let v = verify::verify(&store, &unkeyed, "").await.unwrap();
+    assert!(
+        v.ok && v.records_checked > 0 && v.signatures_checked == 0,
+        "{v:?}"
+    );
     exec(
         &store,
         "UPDATE stats_totals SET house = house + 100000 WHERE scope = 'table'",

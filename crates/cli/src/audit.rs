@@ -375,6 +375,12 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     .into_inner();
                 if v.ok {
                     writeln!(out, "ok: {} records checked; head {} {}", v.records_checked, v.head_round_id, hex(&v.head_hash))?;
+                    if v.signatures_checked == v.records_checked {
+                        writeln!(out, "  {} table signatures checked", v.signatures_checked)?;
+                    } else {
+                        // Said plainly: a re-hashed, edited chain verifies without them.
+                        writeln!(out, "  table signatures NOT checked ({} of {}): the archive was started without --table-key-pub, so the hashes prove the chain is whole but not who wrote it", v.signatures_checked, v.records_checked)?;
+                    }
                 } else {
                     let bad = v.first_bad.unwrap_or_default();
                     if bad.round_id.is_empty() {
