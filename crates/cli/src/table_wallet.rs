@@ -89,11 +89,11 @@ impl WalletArgs {
     }
 }
 
-fn embedded_url(data_dir: &Path) -> String {
+pub(crate) fn embedded_url(data_dir: &Path) -> String {
     format!("sqlite://{}", data_dir.join("wallet.db").display())
 }
 
-async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
+pub(crate) async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
     let store = Store::open(url, StoreOptions::default())
         .await
         .with_context(|| format!("could not open the embedded wallet {}", redacted(url)))?;

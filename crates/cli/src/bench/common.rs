@@ -14,11 +14,11 @@ use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorConfig, ActorTask, Clock, RemoteRules, TableHandle, spawn};
 use banco_table::{Pacing, TableConfig};
 use tokio::net::TcpListener;
-
-use super::wallets::BenchWallet;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
+
+use super::wallets::BenchWallet;
 
 /// A fresh signing key: its issuer, and a verifier for the services.
 pub(super) fn keys() -> anyhow::Result<Issuer> {

@@ -10,15 +10,15 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use banco_auth::{Issuer, Role};
-use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions};
-use banco_wallet::seamless::{Endpoint, SeamlessConfig, SeamlessSecret, SeamlessWallet};
+use banco_wallet::seamless::SeamlessSecret;
 use banco_wallet::store::{CommitStats, SystemClock};
-use banco_wallet::{Cashier, MemoryWallet, Store, StoreOptions, Wallet};
+use banco_wallet::{Cashier, MemoryWallet, Store, Wallet};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::common::token;
+use super::common::token_text;
+use crate::table_wallet::{WalletArgs, embedded_url, open_store};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum BenchWallet {
@@ -49,18 +49,26 @@ impl BenchWallet {
     /// Opens the wallet in `dir` and starts its server, if it has one.
     pub(crate) async fn start(self, issuer: &Issuer, dir: &Path) -> anyhow::Result<Running> {
         let (stop, stopping) = watch::channel(false);
-        let store = match self {
-            BenchWallet::Memory => {
-                let memory = Arc::new(MemoryWallet::new());
-                return Ok(Running {
-                    wallet: memory.clone(),
-                    cashier: memory,
-                    store: None,
-                    servers: Vec::new(),
-                    stop,
-                });
-            }
-            _ => open(&dir.join("wallet.db")).await?,
+        if self == BenchWallet::Memory {
+            let memory = Arc::new(MemoryWallet::new());
+            return Ok(Running {
+                wallet: memory.clone(),
+                cashier: memory,
+                store: None,
+                servers: Vec::new(),
+                stop,
+            });
+        }
+        // Embedded: the broadcaster's own store in its data folder (`dir`). Behind a server:
+        // the wallet's store in a folder of its own, and the table reaching it by the URL
+        // `banco broadcaster --wallet` takes.
+        let store = if self == BenchWallet::Embedded {
+            open_store(&embedded_url(dir)).await?
+        } else {
+            let served = dir.join("wallet-service");
+            std::fs::create_dir_all(&served)
+                .with_context(|| format!("could not create {}", served.display()))?;
+            open_store(&embedded_url(&served)).await?
         };
         let stopped = move || {
             let mut stopping = stopping.clone();
@@ -68,15 +76,20 @@ impl BenchWallet {
                 let _ = stopping.wait_for(|stop| *stop).await;
             }
         };
+        let mut reached = WalletArgs {
+            wallet: String::new(),
+            wallet_secret_file: None,
+            wallet_ca: None,
+        };
         let mut servers = Vec::new();
-        let wallet: Arc<dyn Wallet> = match self {
-            BenchWallet::Memory | BenchWallet::Embedded => Arc::new(store.clone()),
+        match self {
+            BenchWallet::Memory | BenchWallet::Embedded => {}
             BenchWallet::Grpc => {
                 let listener = TcpListener::bind("127.0.0.1:0").await?;
-                let url = format!("grpc://{}", listener.local_addr()?);
+                reached.wallet = format!("grpc://{}", listener.local_addr()?);
                 let options = banco_wallet::grpc::ServeOptions {
                     verifier: Arc::new(issuer.verifier()),
-                    store: store.clone(),
+                    store: (*store).clone(),
                     clock: Arc::new(SystemClock),
                     tls: None,
                     metrics: None,
@@ -86,42 +99,33 @@ impl BenchWallet {
                         tracing::error!(error = %e, "bench: the wallet's server stopped");
                     }
                 }));
-                let service = token(issuer, Role::Service, "bench-broadcaster")?;
-                let wallet = GrpcWallet::connect(&url, None, service, GrpcWalletOptions::default())
-                    .with_context(|| format!("could not reach the bench's wallet at {url}"))?;
-                Arc::new(wallet)
             }
             BenchWallet::Seamless => {
                 let listener = TcpListener::bind("127.0.0.1:0").await?;
-                let url = format!("seamless+http://{}/", listener.local_addr()?);
-                let mut bytes = [0u8; 32];
-                getrandom::fill(&mut bytes)
-                    .map_err(|e| anyhow::anyhow!("cannot draw a secret: {e}"))?;
-                let secret = SeamlessSecret::new(&bytes)?;
-                let served: Arc<dyn Wallet> = Arc::new(store.clone());
-                let server_secret = secret.clone();
+                reached.wallet = format!("seamless+http://{}/", listener.local_addr()?);
+                let secret_file = dir.join("seamless.secret");
+                write_secret(&secret_file)?;
+                let secret = SeamlessSecret::from_file(&secret_file)?;
+                reached.wallet_secret_file = Some(secret_file);
+                let served: Arc<dyn Wallet> = store.clone();
                 servers.push(tokio::spawn(async move {
-                    let served =
-                        banco_wallet::seamless::serve(listener, served, server_secret, stopped());
+                    let served = banco_wallet::seamless::serve(listener, served, secret, stopped());
                     if let Err(e) = served.await {
                         tracing::error!(error = %e, "bench: the seamless server stopped");
                     }
                 }));
-                // Self-limits are banco's own, in a store of its own beside the casino's.
-                let local: Arc<dyn Wallet> = Arc::new(open(&dir.join("local.db")).await?);
-                let endpoint = Endpoint::parse(&url, None)?;
-                Arc::new(SeamlessWallet::new(
-                    endpoint,
-                    secret,
-                    local,
-                    SeamlessConfig::default(),
-                ))
             }
+        }
+        let wallet: Arc<dyn Wallet> = if reached.wallet.is_empty() {
+            store.clone()
+        } else {
+            let service = token_text(issuer, Role::Service, "bench-broadcaster")?;
+            reached.open(dir, &service).await?.wallet
         };
         Ok(Running {
             wallet,
             // The welcome credits are paid in at the store itself, as a cashier would.
-            cashier: Arc::new(store.clone()),
+            cashier: store.clone(),
             store: Some(store),
             servers,
             stop,
@@ -129,11 +133,20 @@ impl BenchWallet {
     }
 }
 
-async fn open(path: &Path) -> anyhow::Result<Store> {
-    let url = format!("sqlite://{}", path.display());
-    Store::open(&url, StoreOptions::default())
-        .await
-        .with_context(|| format!("could not open the bench's wallet {url}"))
+/// A fresh 32-byte secret, hex, in `path` (mode 0600, as the seamless protocol asks).
+fn write_secret(path: &Path) -> anyhow::Result<()> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot draw a secret: {e}"))?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("could not create {}", path.display()))?;
+    std::io::Write::write_all(&mut file, hex.as_bytes())
+        .with_context(|| format!("could not write {}", path.display()))
 }
 
 /// A started wallet: what the table spends through, who pays the welcome credits in, and
@@ -141,7 +154,7 @@ async fn open(path: &Path) -> anyhow::Result<Store> {
 pub(crate) struct Running {
     pub(crate) wallet: Arc<dyn Wallet>,
     pub(crate) cashier: Arc<dyn Cashier>,
-    store: Option<Store>,
+    store: Option<Arc<Store>>,
     servers: Vec<JoinHandle<()>>,
     stop: watch::Sender<bool>,
 }
@@ -149,7 +162,7 @@ pub(crate) struct Running {
 impl Running {
     /// The store's commits so far (none in memory).
     pub(crate) fn commit_stats(&self) -> Option<CommitStats> {
-        self.store.as_ref().map(Store::commit_stats)
+        self.store.as_deref().map(Store::commit_stats)
     }
 
     /// Stops its servers.
