@@ -353,6 +353,40 @@ impl BroadcasterSetup {
     }
 }
 
+/// An archive that checks the tables' signatures, and the table key they sign with.
+#[derive(Debug)]
+pub struct SignedArchive {
+    pub service: Service,
+    pub table_keys: Keys,
+}
+
+impl SignedArchive {
+    /// `banco archive` on `db_url`, trusting a table key made in `dir/table-key`.
+    pub fn start(keys: &Keys, db_url: &str, dir: &Path) -> SignedArchive {
+        let table_keys = Keys::generate(&dir.join("table-key"));
+        let service = start_archive(keys, db_url, "127.0.0.1:0", Some(&table_keys.public_key()));
+        SignedArchive {
+            service,
+            table_keys,
+        }
+    }
+}
+
+impl BroadcasterSetup {
+    /// Delivering its rounds to `archive`, signed, and spending through the wallet at
+    /// `wallet` (as `--wallet` takes it), without clips.
+    pub fn with_wallet(mut self, archive: &SignedArchive, wallet: &str) -> BroadcasterSetup {
+        self.archive_url = Some(archive.service.url());
+        self.table_key = Some(archive.table_keys.signing_key());
+        self.extra_args.extend([
+            "--wallet".to_owned(),
+            wallet.to_owned(),
+            "--no-clips".to_owned(),
+        ]);
+        self
+    }
+}
+
 /// `banco wallet` on the database `db` (`sqlite://PATH`, made if new, or `postgres://…`),
 /// on a free loopback port.
 pub fn start_wallet(keys: &Keys, db: &str) -> Service {

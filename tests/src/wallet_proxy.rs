@@ -9,6 +9,7 @@
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use banco_wire::pb;
 use banco_wire::pb::wallet_service_client::WalletServiceClient;
@@ -116,9 +117,34 @@ impl WalletProxy {
         });
     }
 
+    /// At `moment` of the next `call`, SIGKILLs process `pid` (`what` names it if that
+    /// fails).
+    pub fn kill_at(&self, call: Call, moment: Moment, pid: u32, what: &'static str) {
+        self.trap(call, moment, move || {
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            assert!(
+                matches!(killed, Ok(status) if status.success()),
+                "could not kill the {what}: {killed:?}"
+            );
+        });
+    }
+
     /// Whether the trap set has gone off.
     pub fn sprung(&self) -> bool {
         lock(&self.state).trap.is_none()
+    }
+
+    /// Waits up to `limit` for the trap to go off; whether it did.
+    pub async fn sprung_within(&self, limit: Duration) -> bool {
+        crate::poll(
+            limit,
+            Duration::from_millis(10),
+            async || self.sprung(),
+            |s| *s,
+        )
+        .await
     }
 
     /// How many calls of `call` reached the wallet.

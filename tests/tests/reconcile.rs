@@ -15,7 +15,7 @@ use banco_e2e::archive::{Auditor, Verified, sqlite3};
 use banco_e2e::clients::{Authed, Cmd, Croupier, all_accepted, player_client};
 use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, cashier_deposit, channel, start_archive, start_validator,
+    BroadcasterSetup, Keys, Service, SignedArchive, cashier_deposit, channel, start_validator,
     start_wallet,
 };
 use banco_e2e::{output_text, poll_blocking};
@@ -28,7 +28,7 @@ use serde_json::Value;
 struct Rig {
     _broadcaster: Service,
     _wallet: Service,
-    _archive: Service,
+    _archive: SignedArchive,
     _validator: Service,
     wallet_url: String,
     wallet_db: PathBuf,
@@ -42,32 +42,20 @@ impl Rig {
     async fn start() -> Rig {
         let dir = tempfile::tempdir().unwrap();
         let keys = Keys::generate(&dir.path().join("keys"));
-        let table_keys = Keys::generate(&dir.path().join("table-key"));
         let validator = start_validator(&keys);
         let archive_db = format!("sqlite://{}", dir.path().join("archive.db").display());
-        let archive = start_archive(
-            &keys,
-            &archive_db,
-            "127.0.0.1:0",
-            Some(&table_keys.public_key()),
-        );
+        let archive = SignedArchive::start(&keys, &archive_db, dir.path());
         let wallet_db = dir.path().join("wallet.db");
         let wallet = start_wallet(&keys, &format!("sqlite://{}", wallet_db.display()));
         let wallet_url = format!("grpc://{}", wallet.addr());
         for player in ["alice", "bob", "carol"] {
             cashier_deposit(&keys, dir.path(), &wallet, player, "300.00");
         }
-        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
-        setup.archive_url = Some(archive.url());
-        setup.table_key = Some(table_keys.signing_key());
-        setup.extra_args.extend([
-            "--wallet".to_owned(),
-            wallet_url.clone(),
-            "--no-clips".to_owned(),
-        ]);
-        let broadcaster = setup.start();
+        let broadcaster = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"))
+            .with_wallet(&archive, &wallet_url)
+            .start();
         let channel = channel(&broadcaster.url()).await;
-        let auditor = Auditor::new(&keys, &archive.url(), dir.path());
+        let auditor = Auditor::new(&keys, &archive.service.url(), dir.path());
         Rig {
             _broadcaster: broadcaster,
             _wallet: wallet,

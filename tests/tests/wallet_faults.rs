@@ -15,7 +15,7 @@ use banco_e2e::clients::{
 };
 use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, bearer, cashier_deposit, channel, start_archive,
+    BroadcasterSetup, Keys, Service, SignedArchive, bearer, cashier_deposit, channel,
     start_validator, start_wallet,
 };
 use banco_e2e::wallet_proxy::{Call, Moment, WalletProxy};
@@ -33,7 +33,7 @@ struct Rig {
     wallet: Service,
     wallet_db: PathBuf,
     proxy: WalletProxy,
-    _archive: Service,
+    _archive: SignedArchive,
     _validator: Service,
     auditor: Auditor,
     keys: Keys,
@@ -47,34 +47,22 @@ impl Rig {
     async fn start(players: &[&str]) -> Rig {
         let dir = tempfile::tempdir().unwrap();
         let keys = Keys::generate(&dir.path().join("keys"));
-        let table_keys = Keys::generate(&dir.path().join("table-key"));
         let validator = start_validator(&keys);
         let archive_db = format!("sqlite://{}", dir.path().join("archive.db").display());
-        let archive = start_archive(
-            &keys,
-            &archive_db,
-            "127.0.0.1:0",
-            Some(&table_keys.public_key()),
-        );
+        let archive = SignedArchive::start(&keys, &archive_db, dir.path());
         let wallet_db = dir.path().join("wallet.db");
         let wallet = start_wallet(&keys, &format!("sqlite://{}", wallet_db.display()));
         let proxy = WalletProxy::start(&wallet.url()).await;
         for player in players {
             cashier_deposit(&keys, dir.path(), &wallet, player, "100.00");
         }
-        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
-        setup.archive_url = Some(archive.url());
-        setup.table_key = Some(table_keys.signing_key());
-        setup.extra_args.extend([
-            "--wallet".to_owned(),
-            proxy.wallet_arg(),
-            "--no-clips".to_owned(),
-        ]);
+        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"))
+            .with_wallet(&archive, &proxy.wallet_arg());
         let broadcaster = setup.start();
         // A restart comes back where the clients expect it.
         setup.listen = broadcaster.addr().to_owned();
         let channel = channel(&broadcaster.url()).await;
-        let auditor = Auditor::new(&keys, &archive.url(), dir.path());
+        let auditor = Auditor::new(&keys, &archive.service.url(), dir.path());
         let mut croupier = Croupier::new(
             channel.clone(),
             &keys.issue("croupier", "dealer1", "1h"),
@@ -135,25 +123,14 @@ impl Rig {
 
     /// The broadcaster is SIGKILLed at `moment` of its next `call` to the wallet.
     fn kill_broadcaster_at(&self, call: Call, moment: Moment) {
-        let pid = self.broadcaster.pid().to_string();
-        self.proxy.trap(call, moment, move || {
-            let killed = std::process::Command::new("kill")
-                .args(["-KILL", &pid])
-                .status()
-                .unwrap();
-            assert!(killed.success(), "could not kill the broadcaster");
-        });
+        self.proxy
+            .kill_at(call, moment, self.broadcaster.pid(), "broadcaster");
     }
 
     /// Waits for the trap to go off and the broadcaster to be gone, then starts it again
     /// on its data folder, where it was.
     async fn restart_broadcaster(&mut self) {
-        let sprung = poll_blocking(
-            Duration::from_secs(30),
-            Duration::from_millis(20),
-            || self.proxy.sprung(),
-            |s| *s,
-        );
+        let sprung = self.proxy.sprung_within(Duration::from_secs(30)).await;
         assert!(sprung, "the broadcaster was never at the trapped call");
         self.broadcaster.kill();
         self.broadcaster = self.setup.start();
@@ -439,21 +416,9 @@ async fn wallet_killed_mid_transaction_loses_and_doubles_nothing() {
     // Killed the instant after it committed a debit, before the answer left: the table
     // never hears it, refuses that bet, and must cancel the debit once the wallet is back.
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let pid = rig.wallet.pid().to_string();
-    rig.proxy.trap(Call::Debit, Moment::After, move || {
-        let killed = std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .unwrap();
-        assert!(killed.success(), "could not kill the wallet");
-    });
-    let sprung = poll(
-        Duration::from_secs(10),
-        Duration::from_millis(10),
-        async || rig.proxy.sprung(),
-        |s| *s,
-    )
-    .await;
+    rig.proxy
+        .kill_at(Call::Debit, Moment::After, rig.wallet.pid(), "wallet");
+    let sprung = rig.proxy.sprung_within(Duration::from_secs(10)).await;
     assert!(sprung, "no debit reached the wallet");
     rig.wallet_down();
     tokio::time::sleep(Duration::from_millis(200)).await;

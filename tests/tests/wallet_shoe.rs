@@ -12,7 +12,7 @@ use std::time::Duration;
 use banco_e2e::archive::{ArchiveDb, Auditor};
 use banco_e2e::clients::{Croupier, play_the_shoe};
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, bearer, cashier_deposit, channel, start_archive, start_validator,
+    BroadcasterSetup, Keys, SignedArchive, bearer, cashier_deposit, channel, start_validator,
     start_wallet,
 };
 use banco_e2e::{banco, output_text, poll_blocking};
@@ -61,31 +61,19 @@ fn bots(keys: &Keys, server: &str, table: &str, seed: &str) -> Proc {
 async fn two_tables_one_wallet(archive_db: &ArchiveDb, wallet_db: &ArchiveDb) {
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::generate(&dir.path().join("keys"));
-    let table_keys = Keys::generate(&dir.path().join("table-key"));
     let validator = start_validator(&keys);
-    let archive = start_archive(
-        &keys,
-        &archive_db.url(),
-        "127.0.0.1:0",
-        Some(&table_keys.public_key()),
-    );
+    let archive = SignedArchive::start(&keys, &archive_db.url(), dir.path());
     let wallet = start_wallet(&keys, &wallet_db.url());
     let names: Vec<String> = (1..=BOTS).map(|i| format!("bot-{i:03}")).collect();
     for name in &names {
         cashier_deposit(&keys, dir.path(), &wallet, name, "300.00");
     }
     let broadcaster = |table: &str| {
-        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join(table));
+        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join(table))
+            .with_wallet(&archive, &format!("grpc://{}", wallet.addr()));
         setup.table = table.to_owned();
         setup.decks = 1;
         setup.betting_seconds = Some(2);
-        setup.archive_url = Some(archive.url());
-        setup.table_key = Some(table_keys.signing_key());
-        setup.extra_args.extend([
-            "--wallet".to_owned(),
-            format!("grpc://{}", wallet.addr()),
-            "--no-clips".to_owned(),
-        ]);
         setup.start()
     };
     let (t01, t02) = (broadcaster("T01"), broadcaster("T02"));
@@ -114,7 +102,7 @@ async fn two_tables_one_wallet(archive_db: &ArchiveDb, wallet_db: &ArchiveDb) {
     }
     drop((bots_t01, bots_t02));
 
-    let auditor = Auditor::new(&keys, &archive.url(), dir.path());
+    let auditor = Auditor::new(&keys, &archive.service.url(), dir.path());
     let wallet_url = format!("grpc://{}", wallet.addr());
     let out = poll_blocking(
         Duration::from_secs(120),
