@@ -608,15 +608,19 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             Err(e) => return Err(table.actor_error(e).into()),
         };
         // Its refunds (a retried clear's were acknowledged long ago).
-        let owed: BTreeSet<u64> = applied
-            .events
-            .iter()
-            .filter(|_| !applied.replayed)
-            .flat_map(|e| match e {
-                Event::WalletOwed { owed } => owed.iter().map(|o| o.number).collect(),
-                _ => Vec::new(),
-            })
-            .collect();
+        let owed: BTreeSet<u64> = if applied.replayed {
+            BTreeSet::new()
+        } else {
+            applied
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::WalletOwed { owed } => Some(owed.iter().map(|o| o.number)),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
         acknowledged(published, owed).await;
         let cleared = original(applied.events)
             .into_iter()

@@ -1469,8 +1469,9 @@ impl Table {
                 },
             };
             let player = owed.op.player().to_owned();
-            let before = self.wallet.balance(&player);
-            let change = changes.entry(player.clone()).or_insert((before, 0, reason));
+            let change = changes
+                .entry(player.clone())
+                .or_insert_with(|| (self.wallet.balance(&player), 0, reason));
             // A cancel undoes a debit the player was never shown as taken (its request was
             // refused): it changes nothing the table told, whatever the wallet had done; the
             // balance the wallet answers is the truth either way.
