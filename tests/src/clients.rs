@@ -238,6 +238,12 @@ impl Croupier {
     }
 }
 
+/// The table's journal record a seq falls in (`TableState.seq`, `TableEvent.seq`): its high
+/// bits, as player.proto and table.proto document, so tests count records.
+pub fn record_of(seq: u64) -> u64 {
+    seq >> 20
+}
+
 /// A table state without what changes on every read (clocks, the last refusal shown), to
 /// compare "before" and "after" a refused request.
 pub fn stable(state: &pb::TableState) -> pb::TableState {

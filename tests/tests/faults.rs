@@ -11,7 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_auth::Role;
 use banco_e2e::archive::{Auditor, Verified};
 use banco_e2e::clients::{
-    Authed, Cmd, Croupier, is_control, is_private, player_client, settled_balance, stable,
+    Authed, Cmd, Croupier, is_control, is_private, player_client, record_of, settled_balance,
+    stable,
 };
 use banco_e2e::model::{Books, Limits, bets_to_pb, check_decisions};
 use banco_e2e::outbox;
@@ -32,9 +33,6 @@ use tokio::sync::watch;
 use tonic::transport::{Channel, Endpoint};
 
 const WELCOME: i64 = 200_000;
-/// Bits of an event's wire seq below its journal record number (`banco_broadcaster`'s
-/// numbering: record `j`'s events are `j << 20 | i`).
-const INDEX_BITS: u32 = 20;
 
 // ---------------------------------------------------------------------------------------
 // Processes and clients
@@ -507,12 +505,13 @@ fn check_rounds(all: &[Seen], played: &[(String, Vec<Card>)]) {
 
 /// Waits until every subscriber (sharing its last seq through `last`) has received an
 /// event of journal record `record` or later.
-async fn caught_up(last: &[watch::Receiver<u64>], record: u64) {
+async fn caught_up(last: &[watch::Receiver<u64>], state_seq: u64) {
+    let record = record_of(state_seq);
     for rx in last {
         let mut rx = rx.clone();
         tokio::time::timeout(
             Duration::from_secs(30),
-            rx.wait_for(|&seq| seq >> INDEX_BITS >= record),
+            rx.wait_for(|&seq| record_of(seq) >= record),
         )
         .await
         .unwrap()
@@ -1125,7 +1124,11 @@ async fn validator_down_refuses_every_card_and_the_same_card_is_accepted_when_it
     let after = rig.croupier.state().await.unwrap();
     let dealt: Vec<String> = after.cards.iter().map(|c| c.card.clone()).collect();
     assert_eq!(dealt, std::slice::from_ref(&card));
-    assert_eq!(after.seq, before.seq + 1, "one record: the card");
+    assert_eq!(
+        record_of(after.seq),
+        record_of(before.seq) + 1,
+        "one record: the card"
+    );
     assert!(after.alerts.is_empty(), "{:?}", after.alerts);
 
     let mut coup = Coup::default();
@@ -1641,8 +1644,8 @@ async fn a_full_journal_disk_refuses_the_command_changes_nothing_and_recovers() 
         assert!(!shown.contains("REFUSED"), "{shown}");
         let now = rig.croupier.state().await.unwrap();
         assert_eq!(
-            now.seq,
-            before.seq + 1,
+            record_of(now.seq),
+            record_of(before.seq) + 1,
             "{round}: one record for the command"
         );
         assert!(now.alerts.is_empty(), "{:?}", now.alerts);

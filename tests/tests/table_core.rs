@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::clients::{
-    Authed, Cmd, Croupier, player_client, settled_balance, stable, table_client,
+    Authed, Cmd, Croupier, player_client, record_of, settled_balance, stable, table_client,
 };
 use banco_e2e::model::{Books, Expected, Limits, Stakes, bets_to_pb, check_decisions};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
@@ -583,10 +583,10 @@ async fn every_refusal_of_issue_3_changes_nothing() {
         Duration::from_secs(2),
         Duration::from_millis(20),
         async || stable(&croupier.state().await.unwrap()),
-        |s| s.seq == table_before.seq + 3,
+        |s| record_of(s.seq) == record_of(table_before.seq) + 3,
     )
     .await;
-    assert_eq!(now.seq, table_before.seq + 3);
+    assert_eq!(record_of(now.seq), record_of(table_before.seq) + 3);
     now.seq = table_before.seq;
     assert_eq!(now, table_before);
     let table_before = stable(&croupier.state().await.unwrap());

@@ -199,10 +199,12 @@ impl HostedTable {
         Ok(self.table_state(&snapshot, seq))
     }
 
-    /// The table as the croupier console draws it, at event `seq`: the table's round, the
-    /// roads of the whole shoe, and what the broadcaster keeps ([`HostedTable::decorate`]).
-    pub(crate) fn table_state(&self, snapshot: &TableSnapshot, seq: u64) -> pb::TableState {
-        let mut state = self.decorate(wire::round_state(snapshot, seq));
+    /// The table as the croupier console draws it, after journal record `journal`: the
+    /// table's round, the roads of the whole shoe, and what the broadcaster keeps
+    /// ([`HostedTable::decorate`]). Its seq is the one a subscriber's Snapshot at that record
+    /// carries, so the croupier's seq and a player's resume point are one numbering.
+    pub(crate) fn table_state(&self, snapshot: &TableSnapshot, journal: u64) -> pb::TableState {
+        let mut state = self.decorate(wire::round_state(snapshot, crate::hub::through(journal)));
         state.roads = Some(self.roads(snapshot));
         state
     }

@@ -58,8 +58,8 @@ impl TableServer {
                 let state = table.table_state(&applied.snapshot, applied.seq);
                 Ok(Response::new(pb::CommandReply {
                     refusal: None,
+                    seq: state.seq,
                     state: Some(state),
-                    seq: applied.seq,
                     replayed: applied.replayed,
                 }))
             }
@@ -336,6 +336,7 @@ struct Watch {
     first: Option<pb::TableState>,
     receiver: broadcast::Receiver<Arc<Published>>,
     table: Arc<HostedTable>,
+    /// The seq of the last state sent (the subscribers' numbering).
     last_seq: u64,
 }
 
@@ -347,7 +348,7 @@ impl Watch {
         loop {
             let state = match self.receiver.recv().await {
                 // Already reflected in the first state.
-                Ok(published) if published.seq <= self.last_seq => continue,
+                Ok(published) if crate::hub::through(published.seq) <= self.last_seq => continue,
                 Ok(published) => self.table.table_state(&published.snapshot, published.seq),
                 // Too slow for the table: skip to the state now rather than die.
                 Err(RecvError::Lagged(missed)) => {

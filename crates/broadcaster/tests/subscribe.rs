@@ -461,3 +461,62 @@ async fn a_timed_round_warns_of_the_last_bets_and_a_late_joiner_gets_the_countdo
     .await;
     h.stop().await;
 }
+
+/// The croupier's seq (CommandReply, TableState) and the players' (TableEvent, resume
+/// points) are one numbering: a card's event falls below the reply that dealt it and above
+/// the state before it, and resuming from the croupier's seq gives exactly what followed.
+#[tokio::test]
+async fn the_croupiers_seq_and_the_subscribers_seq_are_one_numbering() {
+    let h = Harness::start().await;
+    let mut c = h.croupier();
+    let mut alice = h.player("alice");
+    let round = to_betting(&mut c).await;
+    let closed = close_betting(&mut c).await;
+    let mut events = subscribe(&mut alice, 0).await;
+    let snapshot = next(&mut events).await;
+    assert!(
+        matches!(snapshot.event, Some(E::Snapshot(_))),
+        "{snapshot:?}"
+    );
+    assert_eq!(
+        snapshot.seq, closed.seq,
+        "the snapshot stands where the croupier does"
+    );
+    assert_eq!(state(&closed).seq, closed.seq);
+
+    let dealt = deal(&mut c, "9S").await;
+    let card = read_until(&mut events, |e| matches!(e.event, Some(E::CardDealt(_)))).await;
+    let card = card.last().unwrap();
+    assert!(
+        closed.seq < card.seq && card.seq < dealt.seq,
+        "state before {} < card {} < reply {}",
+        closed.seq,
+        card.seq,
+        dealt.seq
+    );
+    let now = c
+        .get_table(pb::GetTableRequest { table_id: t01() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(now.seq, dealt.seq);
+
+    // Resuming from the croupier's seq: the next card's events, nothing of the first.
+    let mut resumed = subscribe(&mut alice, dealt.seq).await;
+    let second = deal(&mut c, "8H").await;
+    let after = read_until(&mut resumed, |e| matches!(e.event, Some(E::CardDealt(_)))).await;
+    assert!(
+        after
+            .iter()
+            .all(|e| dealt.seq < e.seq && e.seq < second.seq),
+        "{after:?} between {} and {}",
+        dealt.seq,
+        second.seq
+    );
+    let Some(E::CardDealt(card)) = &after.last().unwrap().event else {
+        unreachable!()
+    };
+    assert_eq!(card.card.as_ref().map(|c| c.card.as_str()), Some("8H"));
+    assert_eq!(after.last().unwrap().round_id, round);
+    h.stop().await;
+}
