@@ -426,7 +426,7 @@ pub fn cashier_deposit(keys: &Keys, dir: &Path, wallet: &Service, player: &str, 
 }
 
 /// `banco archive --db <db_url> --listen <listen> --public-key <keys>`, with
-/// `--table-key-pub` when given. `listen` is `127.0.0.1:0` the first time, and the address
+/// `--table-key-pub` when given, else `--accept-unsigned`. `listen` is `127.0.0.1:0` the first time, and the address
 /// it got to restart it where the broadcaster expects it.
 pub fn start_archive(
     keys: &Keys,
@@ -443,8 +443,9 @@ pub fn start_archive(
         "--public-key".into(),
         keys.public_key().into(),
     ];
-    if let Some(path) = table_key_pub {
-        args.extend(["--table-key-pub".into(), path.into()]);
+    match table_key_pub {
+        Some(path) => args.extend(["--table-key-pub".into(), path.into()]),
+        None => args.push("--accept-unsigned".into()),
     }
     // Without an SQLite file the clips would go to `clips` in the working directory: the
     // source tree, and one folder locked by every PostgreSQL archive the tests start.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::archive::{ArchiveDb, Auditor, Verified, judge, sqlite3};
+use banco_e2e::banco;
 use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
 use banco_e2e::model::{
     Books, Expected, Limits, Stakes, bets_to_pb, check_decisions, kind_from_pb,
@@ -116,11 +117,18 @@ impl Rig {
 
     /// The archive again, on the same address and database.
     fn restart_archive(&mut self) {
+        self.start_archive_again(true);
+    }
+
+    /// The archive again, trusting the table's key or (`signed` false) started with
+    /// `--accept-unsigned` instead.
+    fn start_archive_again(&mut self, signed: bool) {
+        let table_key = self.table_keys.public_key();
         self.archive = start_archive(
             &self.keys,
             &self.db.url(),
             &self.archive_addr,
-            Some(&self.table_keys.public_key()),
+            signed.then_some(table_key.as_path()),
         );
         assert_eq!(self.archive.addr(), self.archive_addr);
     }
@@ -917,6 +925,75 @@ async fn tampering_is_found_by_verify() {
             );
         }
         other => panic!("verify after the deletion: {other:?}"),
+    }
+}
+
+/// An archive that cannot check the tables' signatures: without `--table-key-pub` it
+/// refuses to start, naming both flags, and changes nothing; started with
+/// `--accept-unsigned`, `banco audit verify` refuses to say ok for the records it could
+/// not check (exit 1, how many) until the auditor accepts that with `--accept-unsigned`,
+/// and then still says the signatures were NOT checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsigned_records_are_never_ok_unasked() {
+    let mut rig = Rig::start(None).await;
+    let mut game = Game::new(&rig, 1, 7).await;
+    for _ in 0..3 {
+        game.round(Ending::Confirm).await;
+    }
+    rig.verified(3);
+    rig.kill_archive();
+
+    let out = banco()
+        .args([
+            "archive",
+            "--db",
+            &rig.db.url(),
+            "--listen",
+            "127.0.0.1:0",
+            "--public-key",
+        ])
+        .arg(rig.keys.public_key())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "started without table keys: {stderr}"
+    );
+    assert!(
+        stderr.contains("no --table-key-pub given") && stderr.contains("--accept-unsigned"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+
+    rig.start_archive_again(false);
+    match rig.auditor.verify(&[]) {
+        Verified::Broken { stdout } => {
+            eprintln!("verify of an unsigned archive:\n{stdout}");
+            assert!(
+                stdout.starts_with("BROKEN: 3 of 3 records' table signatures were not checked"),
+                "{stdout}"
+            );
+            assert!(stdout.contains("accept_unsigned"), "{stdout}");
+        }
+        other => panic!("verify without --accept-unsigned: {other:?}"),
+    }
+    match rig.auditor.verify(&["--accept-unsigned"]) {
+        Verified::Ok { records: 3, stdout } => assert!(
+            stdout.contains("table signatures NOT checked (0 of 3)"),
+            "{stdout}"
+        ),
+        other => panic!("verify --accept-unsigned: {other:?}"),
+    }
+
+    // Trusting the key again, the same records verify with every signature checked.
+    rig.kill_archive();
+    rig.restart_archive();
+    match rig.auditor.verify(&[]) {
+        Verified::Ok { records: 3, stdout } => {
+            assert!(stdout.contains("3 table signatures checked"), "{stdout}")
+        }
+        other => panic!("verify with the key: {other:?}"),
     }
 }
 

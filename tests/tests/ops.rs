@@ -46,6 +46,7 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
             "127.0.0.1:0".into(),
             "--public-key".into(),
             keys.public_key().into(),
+            "--accept-unsigned".into(),
         ]),
         true,
     );
@@ -348,6 +349,7 @@ fn json_logs_are_one_object_per_line() {
             "127.0.0.1:0",
             "--log-format",
             "json",
+            "--accept-unsigned",
             "--db",
         ])
         .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
@@ -384,7 +386,7 @@ fn json_logs_are_one_object_per_line() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("unsigned rounds are accepted")),
+            .any(|l| l.contains("stored without checking their tables' signatures")),
         "{lines:?}"
     );
 }
@@ -670,6 +672,7 @@ fn a_second_service_on_a_folder_in_use_is_refused_naming_the_first() {
             "127.0.0.1:0",
             "--db",
             &db,
+            "--accept-unsigned",
             "--public-key",
         ])
         .arg(keys.public_key())
@@ -700,7 +703,13 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
     let keys = Keys::generate(dir.path());
     let log = dir.path().join("archive.log");
     let mut child = banco()
-        .args(["archive", "--listen", "127.0.0.1:0", "--db"])
+        .args([
+            "archive",
+            "--accept-unsigned",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+        ])
         .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
         .arg("--public-key")
         .arg(keys.public_key())
@@ -712,7 +721,7 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     assert!(first.starts_with("archive listening on "), "{first}");
-    // It warns that no table key was given once it is up; then it is stopped.
+    // It warns that signatures go unchecked once it is up; then it is stopped.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let text = loop {
         let text = std::fs::read_to_string(&log).unwrap();
@@ -724,7 +733,10 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
     };
     let _ = child.kill();
     let _ = child.wait();
-    assert!(text.contains("WARN"), "{text}");
+    assert!(
+        text.contains("WARN") && text.contains("--accept-unsigned"),
+        "{text}"
+    );
     assert!(
         !text.contains('\u{1b}'),
         "escape codes in a log file:\n{text:?}"

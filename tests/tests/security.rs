@@ -428,7 +428,10 @@ async fn call(
             ..Default::default()
         })),
         ("ArchiveService", "Export") => go!(archive.export(pb::ExportRequest::default())),
-        ("ArchiveService", "Verify") => go!(archive.verify(pb::VerifyRequest { table_id: t })),
+        ("ArchiveService", "Verify") => go!(archive.verify(pb::VerifyRequest {
+            table_id: t,
+            accept_unsigned: false
+        })),
         ("ArchiveService", "GetClip") => {
             go!(archive.get_clip(pb::GetClipRequest { round_id: round }))
         }

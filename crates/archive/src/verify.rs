@@ -321,6 +321,28 @@ pub async fn verify(
     })
 }
 
+/// Verify's answer for a client that did not accept unsigned records: one whose records
+/// were checked but not their signatures is not ok, since a re-hashed, edited chain would
+/// pass the hashes alone. A broken chain keeps the first fault it names.
+pub fn require_signatures(mut v: pb::VerifyResponse) -> pb::VerifyResponse {
+    if v.ok && v.signatures_checked < v.records_checked {
+        v.ok = false;
+        v.first_bad = Some(bad(
+            "",
+            format!(
+                "{} of {} records' table signatures were not checked: the archive was started \
+                 without the tables' public keys (--table-key-pub), so the hashes prove the \
+                 chain whole but not who wrote it; ask with accept_unsigned to accept that",
+                v.records_checked - v.signatures_checked,
+                v.records_checked
+            ),
+            "",
+            "",
+        ));
+    }
+    v
+}
+
 /// How many of `checked` records had their signature checked: all of them, or none
 /// without a trusted key.
 fn signed(keys: &TrustedKeys, checked: u64) -> u64 {

@@ -849,6 +849,21 @@ async fn verify_finds_an_edited_aggregate(db: TestDb) {
         v.ok && v.records_checked > 0 && v.signatures_checked == 0,
         "{v:?}"
     );
+    // Unless the caller accepted unchecked signatures, that chain is not ok, and the
+    // answer says how many records went unchecked; a signed one stays ok.
+    let refused = verify::require_signatures(v.clone());
+    let bad = refused.first_bad.as_ref().expect("a reason");
+    assert!(!refused.ok, "{refused:?}");
+    assert!(
+        bad.problem.starts_with(&format!(
+            "{} of {} records' table signatures were not checked",
+            v.records_checked, v.records_checked
+        )),
+        "{}",
+        bad.problem
+    );
+    let signed = verify::verify(&store, &keys, "").await.unwrap();
+    assert!(verify::require_signatures(signed).ok);
     exec(
         &store,
         "UPDATE stats_totals SET house = house + 100000 WHERE scope = 'table'",

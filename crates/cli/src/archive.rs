@@ -25,10 +25,15 @@ pub(crate) struct ArchiveArgs {
     tls: TlsArgs,
     #[command(flatten)]
     tokens: crate::service_life::TokenArgs,
-    /// A table's public key whose signed rounds are accepted (repeatable). With none,
-    /// unsigned rounds are accepted and signatures are not checked.
+    /// A table's public key whose signed rounds are accepted (repeatable). At least one
+    /// is required unless `--accept-unsigned` is given.
     #[arg(long, value_name = "FILE")]
     table_key_pub: Vec<PathBuf>,
+    /// Start without any `--table-key-pub`: rounds are stored without checking who signed
+    /// them, so an edited chain re-hashed by whoever holds the database would verify.
+    /// For trials only; Verify then refuses to say ok unless its caller accepts that.
+    #[arg(long)]
+    accept_unsigned: bool,
     /// Folder that keeps each round's video clip (uploaded by the broadcaster, served to
     /// auditors by GetClip). Default: `clips` beside the SQLite file (with PostgreSQL,
     /// `./clips`).
@@ -89,6 +94,13 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("--table-key-pub {}", path.display()))?,
         );
     }
+    if table_keys.is_empty() && !args.accept_unsigned {
+        anyhow::bail!(
+            "no --table-key-pub given: the archive would store rounds without checking their \
+             tables' signatures; give each table's public key, or --accept-unsigned to run \
+             without them (for trials only)"
+        );
+    }
     let table_keys = TrustedKeys::new(table_keys);
     let tls = args.tls.load()?;
     let life = ServiceLife::new("archive", args.listen, tls.as_ref(), &args.ops)?;
@@ -107,7 +119,7 @@ pub(crate) fn run(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
         life.serve_metrics(registry).await?;
         if table_keys.is_empty() {
             tracing::warn!(
-                "archive: no --table-key-pub given: unsigned rounds are accepted and signatures are not checked"
+                "archive: --accept-unsigned: rounds are stored without checking their tables' signatures"
             );
         }
         let options = ServeOptions {

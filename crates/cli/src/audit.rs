@@ -129,6 +129,10 @@ pub(crate) enum AuditCommand {
     Verify {
         #[arg(long)]
         table: Option<String>,
+        /// Say ok for a whole chain whose table signatures the archive could not check
+        /// (one started with `--accept-unsigned`); without it such a chain is refused.
+        #[arg(long)]
+        accept_unsigned: bool,
     },
     /// Match every wallet movement of the tables with a stake, return or refund of an
     /// archived round, and every round's money with the wallet: the totals per table, then
@@ -368,9 +372,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             AuditCommand::Video { round, out: path } => {
                 return fetch_clip(&mut client, round, path, &mut out).await;
             }
-            AuditCommand::Verify { table } => {
+            AuditCommand::Verify { table, accept_unsigned } => {
                 let v = client
-                    .verify(pb::VerifyRequest { table_id: table.clone().unwrap_or_default() })
+                    .verify(pb::VerifyRequest { table_id: table.clone().unwrap_or_default(), accept_unsigned: *accept_unsigned })
                     .await?
                     .into_inner();
                 if v.ok {
@@ -379,7 +383,7 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                         writeln!(out, "  {} table signatures checked", v.signatures_checked)?;
                     } else {
                         // Said plainly: a re-hashed, edited chain verifies without them.
-                        writeln!(out, "  table signatures NOT checked ({} of {}): the archive was started without --table-key-pub, so the hashes prove the chain is whole but not who wrote it", v.signatures_checked, v.records_checked)?;
+                        writeln!(out, "  table signatures NOT checked ({} of {}): the archive was started with --accept-unsigned, so the hashes prove the chain is whole but not who wrote it", v.signatures_checked, v.records_checked)?;
                     }
                 } else {
                     let bad = v.first_bad.unwrap_or_default();

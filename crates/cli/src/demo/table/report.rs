@@ -203,6 +203,7 @@ pub(crate) async fn summarize(
     let verify = archive
         .verify(pb::VerifyRequest {
             table_id: table.to_owned(),
+            accept_unsigned: false,
         })
         .await
         .map_err(crate::croupier::status_error)
