@@ -402,6 +402,45 @@ async fn export_jsonl_replays_and_csv_has_a_row_per_bet(db: TestDb) {
             None => assert_eq!(v["voided"], true),
         }
     }
+    // Every line is what the contract names: an ExportLine in the proto3 JSON mapping,
+    // read by a generic parser from the descriptors alone, with no field it does not know.
+    let pool = prost_reflect::DescriptorPool::decode(banco_wire::FILE_DESCRIPTOR_SET).unwrap();
+    let line_type = pool.get_message_by_name("banco.v1.ExportLine").unwrap();
+    let mut voided = 0;
+    for (line, s) in lines.iter().zip(&sealed) {
+        let mut parser = serde_json::Deserializer::from_str(line);
+        let message = prost_reflect::DynamicMessage::deserialize(line_type.clone(), &mut parser)
+            .unwrap_or_else(|e| panic!("not an ExportLine ({e}): {line}"));
+        let field = |name: &str| message.get_field_by_name(name).unwrap().into_owned();
+        assert_eq!(field("round_id").as_str(), Some(s.round.round_id.as_str()));
+        assert_eq!(field("chain_seq").as_u64(), Some(s.seq));
+        assert_eq!(field("hash").as_str(), Some(s.hash.as_str()));
+        let rows = banco_archive::record::bet_rows(&s.round);
+        let bets = field("bets");
+        let bets = bets.as_list().unwrap();
+        assert_eq!(bets.len(), rows.len(), "{line}");
+        let staked: i64 = bets
+            .iter()
+            .map(|b| {
+                let b = b.as_message().unwrap();
+                b.get_field_by_name("stake_minor")
+                    .unwrap()
+                    .as_i64()
+                    .unwrap()
+            })
+            .sum();
+        let expected: i64 = rows.iter().map(|b| b.stake).sum();
+        assert_eq!(staked, expected, "{line}");
+        if s.round.result.is_none() {
+            voided += 1;
+            assert!(!message.has_field_by_name("winner"), "{line}");
+            assert!(field("voided").as_bool().unwrap());
+        }
+    }
+    assert!(
+        voided > 0,
+        "the shoe holds a voided round, whose absent fields are null"
+    );
     let csv = collect_export(
         &store,
         pb::RoundFilter {
