@@ -89,13 +89,14 @@ export class Panel {
     this.balanceLine.textContent = `${t.available(money(balance.availableMinor, this.currency))} · ${t.inPlay(money(balance.inPlayMinor, this.currency))}`;
   }
 
+  /**
+   * Reloads my bets. Not the balance: the table's stream carries it (the snapshot, then
+   * every change in order), and a GetBalance read before a payout landed but answered
+   * after its BalanceChanged would put the older figure back with nothing to correct it.
+   */
   async refresh(): Promise<void> {
     try {
-      const [balance, mine] = await Promise.all([
-        this.api.getBalance({}),
-        this.api.myBets({ tableId: this.tableId, pageSize: PAGE, pageToken: "" }),
-      ]);
-      this.setBalance(balance);
+      const mine = await this.api.myBets({ tableId: this.tableId, pageSize: PAGE, pageToken: "" });
       if (mine.entries.length === 0) {
         fill(this.bets, h("li", { class: "muted" }, t.noBets));
         return;
