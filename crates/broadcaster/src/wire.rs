@@ -404,6 +404,7 @@ pub(crate) fn open_shoe(
         config,
         by: by.to_owned(),
         now_ms: 0,
+        commitment: None,
     })
 }
 

@@ -473,6 +473,7 @@ async fn open_first_shoe(handle: &TableHandle, shoe: ShoeConfig) -> anyhow::Resu
         config: shoe,
         by: "auto".to_owned(),
         now_ms: 0,
+        commitment: None,
     };
     handle
         .submit(None, open)

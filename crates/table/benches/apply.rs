@@ -61,6 +61,7 @@ fn open_table() -> Table {
             config: shoe,
             by: "croupier".into(),
             now_ms: 1,
+            commitment: None,
         },
         Command::OpenBetting {
             by: "croupier".into(),

@@ -61,6 +61,10 @@ pub enum Command {
         config: ShoeConfig,
         by: String,
         now_ms: u64,
+        /// Set by the actor of a table that shuffles itself: the commitment to the shoe's
+        /// shuffle key (see [`crate::fairness`]); `None` from a croupier.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commitment: Option<String>,
     },
     /// The burn: the first card is exposed and as many burned as it counts.
     Burn {

@@ -25,6 +25,10 @@ pub enum Event {
         config: ShoeConfig,
         by: String,
         at: u64,
+        /// On a shoe the table shuffled itself: the commitment to its shuffle key (see
+        /// [`crate::fairness`]), revealed in the `ShoeEnded` event.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commitment: Option<String>,
     },
     Burned {
         shoe: u32,
@@ -144,6 +148,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         at: u64,
+        /// The shoe's shuffle key, revealed now that no card of it is to come (on a shoe
+        /// opened with a commitment).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shuffle_key: Option<String>,
     },
     /// A player's available balance changed: once per player per command.
     BalanceChanged {
@@ -278,6 +286,10 @@ pub struct FinishedRound {
     /// On the shoe's first round: how the shoe was put in play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shoe_opening: Option<ShoeOpening>,
+    /// On the round that ended a committed shoe: its shuffle key, in hex (see
+    /// [`crate::fairness`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_key: Option<String>,
 }
 
 /// How a shoe was put in play, recorded with its first round.
@@ -290,6 +302,9 @@ pub struct ShoeOpening {
     pub opened_at: u64,
     /// `None` for a shoe dealt without a burn.
     pub burn: Option<BurnRecord>,
+    /// On a shoe the table shuffled itself: the commitment to its shuffle key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitment: Option<String>,
 }
 
 /// The shoe's burn: `exposed` shown, `face_down` more burned unseen.

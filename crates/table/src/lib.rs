@@ -6,6 +6,7 @@ pub mod chat;
 pub mod command;
 pub mod currency;
 pub mod event;
+pub mod fairness;
 pub mod history;
 pub mod instant_wallet;
 pub mod journal;

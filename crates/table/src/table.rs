@@ -172,6 +172,11 @@ fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
 }
 
 impl Table {
+    /// The number the next shoe opened will have (1 for the table's first).
+    pub const fn next_shoe_number(&self) -> u32 {
+        self.shoes_opened + 1
+    }
+
     pub fn new(config: TableConfig) -> Result<Table, ConfigError> {
         config.validate()?;
         let seats = vec![None; usize::from(config.policy.seats)];
@@ -195,7 +200,12 @@ impl Table {
     /// Applies `cmd`: its events on success; on a refusal nothing changes.
     pub fn apply(&mut self, cmd: &Command) -> Result<Vec<Event>, Refusal> {
         match cmd {
-            Command::OpenShoe { config, by, now_ms } => self.open_shoe(*config, by, *now_ms),
+            Command::OpenShoe {
+                config,
+                by,
+                now_ms,
+                commitment,
+            } => self.open_shoe(*config, commitment.clone(), by, *now_ms),
             Command::Burn {
                 exposed,
                 by,
@@ -503,7 +513,13 @@ impl Table {
 
     // ----- shoe ------------------------------------------------------------------------
 
-    fn open_shoe(&mut self, config: ShoeConfig, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    fn open_shoe(
+        &mut self,
+        config: ShoeConfig,
+        commitment: Option<String>,
+        by: &str,
+        now: u64,
+    ) -> Result<Vec<Event>, Refusal> {
         required("by", by)?;
         if self.phase.round_in_progress() {
             return Err(Refusal::NotNow {
@@ -527,6 +543,7 @@ impl Table {
                 opened_by: by.to_owned(),
                 opened_at: now,
                 burn: None,
+                commitment: commitment.clone(),
             },
         });
         self.phase = Phase::Idle;
@@ -539,6 +556,7 @@ impl Table {
             config,
             by: by.to_owned(),
             at: now,
+            commitment,
         }])
     }
 
@@ -587,6 +605,7 @@ impl Table {
             by: Some(by.to_owned()),
             reason: Some(reason.to_owned()),
             at: now,
+            shuffle_key: None,
         }])
     }
 
@@ -624,6 +643,7 @@ impl Table {
                     by: None,
                     reason: None,
                     at: now,
+                    shuffle_key: None,
                 }]
             }
             _ => {
@@ -1161,6 +1181,7 @@ impl Table {
             opened_by: Some(round.opened_by.clone()),
             confirmed_by: confirmed_by.map(str::to_owned),
             cut_card: round.cut_card,
+            shuffle_key: None,
             shoe_opening: round.shoe_opening.clone(),
         }))
     }

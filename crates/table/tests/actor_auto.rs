@@ -40,6 +40,7 @@ fn open_shoe() -> Command {
         config: burning_shoe(),
         by: "operator".into(),
         now_ms: 0,
+        commitment: None,
     }
 }
 

@@ -155,6 +155,7 @@ fn end_shoe_needs_and_keeps_a_reason() {
             by: Some(CROUPIER.into()),
             reason: Some("cards marked".into()),
             at: 5,
+            shuffle_key: None,
         }]
     );
     // Journaled as JSON and read back with the reason.

@@ -77,6 +77,7 @@ pub fn play(table: &str, hands: u32, start_ms: u64) -> Vec<FinishedRound> {
             config,
             by: CROUPIER.into(),
             now_ms: tick(),
+            commitment: None,
         },
         &mut out,
     );

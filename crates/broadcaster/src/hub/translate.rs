@@ -69,12 +69,18 @@ pub(crate) fn translate(
     let round = round.as_str();
     for event in events {
         match event {
-            Event::ShoeOpened { shoe, config, .. } => {
+            Event::ShoeOpened {
+                shoe,
+                config,
+                commitment,
+                ..
+            } => {
                 *board = Scoreboard::new();
                 out.push(Outgoing::public(
                     "",
                     shoe_event(table, *shoe, pb::ShoeEventKind::NewShoe, after, |e| {
                         e.config = Some(pb::ShoeConfig::from(*config));
+                        e.commitment = commitment.clone().unwrap_or_default();
                     }),
                 ));
             }
@@ -260,10 +266,16 @@ pub(crate) fn translate(
                 round,
                 shoe_event(table, *shoe, pb::ShoeEventKind::LastHand, after, |_| {}),
             )),
-            Event::ShoeEnded { shoe, reason, .. } => out.push(Outgoing::public(
+            Event::ShoeEnded {
+                shoe,
+                reason,
+                shuffle_key,
+                ..
+            } => out.push(Outgoing::public(
                 "",
                 shoe_event(table, *shoe, pb::ShoeEventKind::ShoeEnd, after, |e| {
                     e.reason = reason.clone().unwrap_or_default();
+                    e.shuffle_key = shuffle_key.clone().unwrap_or_default();
                 }),
             )),
             Event::BalanceChanged {

@@ -46,6 +46,7 @@ pub(crate) async fn open_shoe(table: &TableHandle) {
             config,
             by: by.clone(),
             now_ms: 0,
+            commitment: None,
         },
     )
     .await;

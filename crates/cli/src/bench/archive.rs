@@ -164,6 +164,7 @@ fn play_table(
                     config,
                     by: CROUPIER.into(),
                     now_ms: tick(),
+                    commitment: None,
                 },
                 &mut finished,
             )?;

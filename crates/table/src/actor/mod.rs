@@ -52,7 +52,7 @@ mod clock;
 mod error;
 mod failure;
 mod journaled_config;
-mod outbox;
+pub(crate) mod outbox;
 mod recent;
 mod release;
 mod remote;
@@ -155,6 +155,11 @@ pub struct JournalEntry {
     /// that a restart deals the same cards and an auditor can replay the shoe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shuffle_seed: Option<u64>,
+    /// Instead of `shuffle_seed`, for a shoe whose order the actor drew itself: the
+    /// 32-byte shuffle key in hex, committed to in the `OpenShoe` (see
+    /// [`crate::fairness`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_key: Option<String>,
 }
 
 /// The answer to an accepted command.

@@ -117,7 +117,7 @@ impl SealedRound {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::with_capacity(64), |mut s, b| {
         let _ = write!(s, "{b:02x}");
         s
@@ -129,7 +129,7 @@ fn unhex(text: &str) -> Result<[u8; 32], String> {
 }
 
 /// `N` bytes from `2 N` hex digits.
-fn unhex_n<const N: usize>(text: &str) -> Result<[u8; N], String> {
+pub(crate) fn unhex_n<const N: usize>(text: &str) -> Result<[u8; N], String> {
     let bad = || format!("`{text}` is not {} hex digits", 2 * N);
     if text.len() != 2 * N {
         return Err(bad());

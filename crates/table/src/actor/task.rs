@@ -9,7 +9,8 @@ use banco_rules::{Bet, Card};
 use banco_wallet::WalletError;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::autopilot::{AUTO, ShuffledOrder, os_seed};
+use super::autopilot::{AUTO, Seed, ShuffledOrder, reveal};
+
 use super::failure::Failure;
 use super::journaled_config::JournaledConfig;
 use super::outbox::{self, Chain, SealedRound, Watermark};
@@ -23,11 +24,15 @@ use super::{
 };
 use crate::command::{CardSource, Command, DebitOutcome};
 use crate::event::Event;
+use crate::fairness::ShuffleKey;
 use crate::journal::{GroupCommitter, Journal, StatsReader};
 use crate::phase::Phase;
 use crate::policy::Pacing;
 use crate::refusal::Refusal;
 use crate::table::Table;
+
+/// What the journal keeps of a shoe's shuffle: the chosen seed, or the drawn key in hex.
+type Journaled = (Option<u64>, Option<String>);
 
 /// The longest the actor sleeps without re-reading its clock while a deadline is pending
 /// (so that a clock that jumps, or a manual test clock, is noticed).
@@ -106,13 +111,24 @@ fn replay(
             ))
         })?;
         if let Command::OpenShoe { config: shoe, .. } = &entry.command {
-            order = match entry.shuffle_seed {
+            let seed = match (entry.shuffle_seed, &entry.shuffle_key) {
+                (_, Some(key)) => {
+                    Some(Seed::Committed(ShuffleKey::from_hex(key).map_err(|e| {
+                        startup(format!("journal {journal}: record {}: {e}", record.seq))
+                    })?))
+                }
+                (Some(seed), None) => Some(Seed::Chosen(seed)),
+                (None, None) => None,
+            };
+            order = match seed {
                 Some(seed) => Some(ShuffledOrder::new(*shoe, seed).map_err(|e| {
                     startup(format!("journal {journal}: record {}: {e}", record.seq))
                 })?),
                 None => None,
             };
         }
+        let mut events = events;
+        reveal(&mut events, order.as_ref());
         for event in &events {
             if let Event::RoundFinished(round) = event {
                 let sealed = chain.seal(round.as_ref().clone()).map_err(|e| {
@@ -594,7 +610,8 @@ impl Actor {
             Ok(events) if events.is_empty() => self.idle_deadline = Some(deadline),
             Ok(events) => {
                 self.idle_deadline = None;
-                self.journal(None, tick, events, Vec::new(), None).await;
+                self.journal(None, tick, events, Vec::new(), (None, None))
+                    .await;
             }
             // A tick is never refused; if it were, there is nothing to journal.
             Err(refusal) => tracing::error!(%refusal, "tick refused"),
@@ -636,7 +653,7 @@ impl Actor {
             self.refuse(&command, reply, error);
             return;
         }
-        let order = match self.shuffle_for(&command, seed) {
+        let order = match self.shuffle_for(&mut command, seed) {
             Ok(order) => order,
             Err(error) => {
                 self.refuse(&command, reply, error);
@@ -725,7 +742,10 @@ impl Actor {
                 now_ms: self.clock.now_ms(),
             };
             match self.table.apply(&command) {
-                Ok(events) => self.journal(None, command, events, Vec::new(), None).await,
+                Ok(events) => {
+                    self.journal(None, command, events, Vec::new(), (None, None))
+                        .await
+                }
                 Err(refusal) => {
                     tracing::error!(%refusal, "a bet request left pending could not be refused")
                 }
@@ -749,30 +769,42 @@ impl Actor {
     /// The order of the shoe an `OpenShoe` opens, on a table the actor deals itself: from
     /// `seed`, or a seed drawn from the OS. `None` for any other command or a live table;
     /// a config the shoe refuses is left to the table's refusal.
+    /// A drawn key is committed to in the command itself, so the table records the
+    /// commitment with the shoe and a replay of the journal opens it the same way.
     fn shuffle_for(
         &self,
-        command: &Command,
+        command: &mut Command,
         seed: Option<u64>,
     ) -> Result<Option<ShuffledOrder>, ActorError> {
-        let Command::OpenShoe { config, .. } = command else {
+        let Command::OpenShoe {
+            config, commitment, ..
+        } = command
+        else {
             return Ok(None);
         };
         if self.table.config().pacing == Pacing::Live {
             return Ok(None);
         }
         let seed = match seed {
-            Some(seed) => seed,
-            None => os_seed().map_err(ActorError::Startup)?,
+            Some(seed) => Seed::Chosen(seed),
+            None => {
+                let key = ShuffleKey::from_os().map_err(ActorError::Startup)?;
+                let shoe = self.table.next_shoe_number();
+                *commitment = Some(key.commitment(&self.table.config().table_id, shoe));
+                Seed::Committed(key)
+            }
         };
         Ok(ShuffledOrder::new(*config, seed).ok())
     }
 
-    /// Puts an accepted `OpenShoe`'s order in play; its seed, for the journal.
-    fn take_order(&mut self, order: Option<ShuffledOrder>) -> Option<u64> {
-        let order = order?;
-        let seed = order.seed;
+    /// Puts an accepted `OpenShoe`'s order in play; its seed or key, for the journal.
+    fn take_order(&mut self, order: Option<ShuffledOrder>) -> Journaled {
+        let Some(order) = order else {
+            return (None, None);
+        };
+        let journaled = order.journaled();
         self.order = Some(order);
-        Some(seed)
+        journaled
     }
 
     /// On a table without a croupier: plays the croupier's part as far as it is due now
@@ -808,6 +840,7 @@ impl Actor {
                 config: order.config,
                 by,
                 now_ms,
+                commitment: None,
             });
         };
         match phase {
@@ -848,7 +881,7 @@ impl Actor {
     async fn auto(&mut self, mut command: Command) -> Result<(), ActorError> {
         command.stamp(self.clock.now_ms());
         self.ask_authority(&command).await?;
-        let order = self.shuffle_for(&command, None)?;
+        let order = self.shuffle_for(&mut command, None)?;
         let events = self.table.apply(&command).map_err(ActorError::Refused);
         self.metrics.command(events.is_ok());
         let events = events?;
@@ -872,8 +905,12 @@ impl Actor {
         command: Command,
         events: Vec<Event>,
         replies: Vec<Reply<Applied>>,
-        shuffle_seed: Option<u64>,
+        (shuffle_seed, shuffle_key): Journaled,
     ) {
+        // Every record goes through here, so a shoe's end reveals its key whatever ended
+        // it (the last hand, a void, a croupier), as the replay does.
+        let mut events = events;
+        reveal(&mut events, self.order.as_ref());
         let fail = |this: &Self, reason: String, replies: Vec<Reply<Applied>>| {
             if this.failed.set(reason.clone()) {
                 tracing::error!(%reason, "journal failed: commands are refused until it is reopened");
@@ -902,6 +939,7 @@ impl Actor {
             command_id,
             command,
             shuffle_seed,
+            shuffle_key,
         };
         let payload = match serde_json::to_vec(&entry) {
             Ok(payload) => payload,

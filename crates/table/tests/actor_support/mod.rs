@@ -104,6 +104,7 @@ pub fn open_shoe(decks: u8) -> Command {
         config: shoe(decks),
         by: CROUPIER.into(),
         now_ms: 0,
+        commitment: None,
     }
 }
 

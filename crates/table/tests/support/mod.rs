@@ -58,6 +58,7 @@ pub fn open_shoe(config: ShoeConfig, now_ms: u64) -> Command {
         config,
         by: CROUPIER.into(),
         now_ms,
+        commitment: None,
     }
 }
 
