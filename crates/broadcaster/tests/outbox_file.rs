@@ -28,7 +28,7 @@ fn round(seq: u64, prev_hash: &str) -> SealedRound {
         confirmed_by: None,
         cut_card: false,
         shoe_opening: None,
-        shuffle_key: None,
+        revealed: None,
     };
     let hash = SealedRound::compute_hash(prev_hash, &round).unwrap();
     SealedRound {

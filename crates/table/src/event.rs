@@ -286,10 +286,20 @@ pub struct FinishedRound {
     /// On the shoe's first round: how the shoe was put in play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shoe_opening: Option<ShoeOpening>,
-    /// On the round that ended a committed shoe: its shuffle key, in hex (see
-    /// [`crate::fairness`]).
+    /// The shuffle key of a committed shoe that has ended (see [`crate::fairness`]): on
+    /// the round that ended it, or, for a shoe ended between rounds, on the next round the
+    /// table seals (of a later shoe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shuffle_key: Option<String>,
+    pub revealed: Option<RevealedShuffle>,
+}
+
+/// A committed shoe's shuffle key, revealed once no card of it is to come.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevealedShuffle {
+    /// The shoe's number at its table.
+    pub shoe: u32,
+    /// The 32-byte key, 64 lowercase hex digits.
+    pub key: String,
 }
 
 /// How a shoe was put in play, recorded with its first round.

@@ -79,6 +79,123 @@ impl ShuffleKey {
     }
 }
 
+/// One round of a shoe as its record has it: the cards in dealing order (voided rounds
+/// too: their cards left the shoe).
+#[derive(Clone, Copy, Debug)]
+pub struct RecordedRound<'a> {
+    pub round_id: &'a str,
+    pub cards: &'a [Card],
+}
+
+/// What a shoe's records claim, to be checked against a revealed key.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordedShoe<'a> {
+    pub table: &'a str,
+    pub shoe: u32,
+    pub config: ShoeConfig,
+    /// The commitment published at the shoe's opening, lowercase hex.
+    pub commitment: &'a str,
+    /// The exposed burn card, on a shoe that burned.
+    pub burn: Option<Card>,
+    /// Every round of the shoe, in play order.
+    pub rounds: &'a [RecordedRound<'a>],
+}
+
+/// A shoe whose every recorded card is the key's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fair {
+    /// Cards checked: the exposed burn card and every card dealt.
+    pub checked: usize,
+    /// Burned face down, unseen: their places in the order are skipped.
+    pub face_down: u8,
+    /// Still in the shoe when it ended, unseen.
+    pub left: usize,
+}
+
+/// Where a shoe's records and its revealed key disagree: the first difference.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unfair {
+    #[error(
+        "the revealed key is not the one committed to: SHA-256 of it for {table} shoe {shoe} \
+         is {computed}, the shoe's opening published {committed}"
+    )]
+    Commitment {
+        table: String,
+        shoe: u32,
+        committed: String,
+        computed: String,
+    },
+    #[error("the shoe's configuration cannot be shuffled: {0}")]
+    Config(ShoeConfigError),
+    #[error("the burn: the key's order exposes {expected}, the record says {recorded}")]
+    Burn { expected: Card, recorded: Card },
+    #[error(
+        "round {round_id}, card {number}: the key's order has {expected}, the record says {recorded}"
+    )]
+    Card {
+        round_id: String,
+        /// 1 for the round's first card.
+        number: usize,
+        expected: Card,
+        recorded: Card,
+    },
+    #[error("round {round_id}: the records deal more cards than the shoe's {total}")]
+    Exhausted { round_id: String, total: usize },
+}
+
+/// Checks `shoe` against `key`: the key hashes to the commitment, and the burn and every
+/// card dealt are the key's order, card for card, the face-down burn skipped.
+pub fn check(shoe: &RecordedShoe<'_>, key: &ShuffleKey) -> Result<Fair, Unfair> {
+    let computed = key.commitment(shoe.table, shoe.shoe);
+    if computed != shoe.commitment {
+        return Err(Unfair::Commitment {
+            table: shoe.table.to_owned(),
+            shoe: shoe.shoe,
+            committed: shoe.commitment.to_owned(),
+            computed,
+        });
+    }
+    let order = key.order(shoe.config).map_err(Unfair::Config)?;
+    let mut next = 0;
+    let mut checked = 0;
+    let mut face_down = 0;
+    if let Some(recorded) = shoe.burn {
+        // A shoe holds at least 52 cards: the first is always there.
+        let expected = order[0];
+        if expected != recorded {
+            return Err(Unfair::Burn { expected, recorded });
+        }
+        face_down = banco_rules::shoe::burn_count(expected);
+        next = 1 + usize::from(face_down);
+        checked += 1;
+    }
+    for round in shoe.rounds {
+        for (i, &recorded) in round.cards.iter().enumerate() {
+            let Some(&expected) = order.get(next) else {
+                return Err(Unfair::Exhausted {
+                    round_id: round.round_id.to_owned(),
+                    total: order.len(),
+                });
+            };
+            if expected != recorded {
+                return Err(Unfair::Card {
+                    round_id: round.round_id.to_owned(),
+                    number: i + 1,
+                    expected,
+                    recorded,
+                });
+            }
+            next += 1;
+            checked += 1;
+        }
+    }
+    Ok(Fair {
+        checked,
+        face_down,
+        left: order.len().saturating_sub(next),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -103,6 +220,100 @@ mod tests {
         assert_eq!(first.join(" "), GOLDEN_FIRST_SIX);
         assert_eq!(ShuffleKey::from_hex(&key.to_hex()).unwrap(), key);
         assert!(ShuffleKey::from_hex("zz").is_err());
+    }
+
+    fn recorded<'a>(
+        commitment: &'a str,
+        burn: Option<Card>,
+        rounds: &'a [RecordedRound<'a>],
+    ) -> RecordedShoe<'a> {
+        RecordedShoe {
+            table: "T01",
+            shoe: 2,
+            config: ShoeConfig::default(),
+            commitment,
+            burn,
+            rounds,
+        }
+    }
+
+    /// The order's cards after the burn, split into rounds of 4, 5 and 6 cards.
+    fn dealt(order: &[Card]) -> Vec<Vec<Card>> {
+        let start = 1 + usize::from(banco_rules::shoe::burn_count(order[0]));
+        let mut at = start;
+        [4, 5, 6]
+            .iter()
+            .map(|n| {
+                let cards = order[at..at + n].to_vec();
+                at += n;
+                cards
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_shoe_dealt_from_its_key_is_fair_and_one_changed_card_is_named() {
+        let key = ShuffleKey::new([42; 32]);
+        let committed = key.commitment("T01", 2);
+        let order = key.order(ShoeConfig::default()).unwrap();
+        let mut cards = dealt(&order);
+        let ids = ["T01-S0002-H001", "T01-S0002-H002", "T01-S0002-H003"];
+        let rounds: Vec<RecordedRound<'_>> = ids
+            .iter()
+            .zip(&cards)
+            .map(|(id, cards)| RecordedRound {
+                round_id: id,
+                cards,
+            })
+            .collect();
+        let fair = check(&recorded(&committed, Some(order[0]), &rounds), &key).unwrap();
+        let face_down = banco_rules::shoe::burn_count(order[0]);
+        assert_eq!(fair.checked, 1 + 15);
+        assert_eq!(fair.face_down, face_down);
+        assert_eq!(fair.left, 416 - 1 - usize::from(face_down) - 15);
+
+        // The second round's third card swapped for another.
+        let was = cards[1][2];
+        let other = *Card::ALL.iter().find(|c| **c != was).unwrap();
+        cards[1][2] = other;
+        let rounds: Vec<RecordedRound<'_>> = ids
+            .iter()
+            .zip(&cards)
+            .map(|(id, cards)| RecordedRound {
+                round_id: id,
+                cards,
+            })
+            .collect();
+        assert_eq!(
+            check(&recorded(&committed, Some(order[0]), &rounds), &key),
+            Err(Unfair::Card {
+                round_id: "T01-S0002-H002".into(),
+                number: 3,
+                expected: was,
+                recorded: other,
+            })
+        );
+    }
+
+    #[test]
+    fn another_key_or_another_burn_is_refused() {
+        let key = ShuffleKey::new([42; 32]);
+        let committed = key.commitment("T01", 2);
+        let order = key.order(ShoeConfig::default()).unwrap();
+        let shoe = recorded(&committed, Some(order[0]), &[]);
+        let other = ShuffleKey::new([43; 32]);
+        assert!(matches!(
+            check(&shoe, &other),
+            Err(Unfair::Commitment { shoe: 2, .. })
+        ));
+        let wrong = *Card::ALL.iter().find(|c| **c != order[0]).unwrap();
+        assert_eq!(
+            check(&recorded(&committed, Some(wrong), &[]), &key),
+            Err(Unfair::Burn {
+                expected: order[0],
+                recorded: wrong
+            })
+        );
     }
 
     const GOLDEN_FIRST_SIX: &str = "KC 5H 9S 9S 7H 3S";

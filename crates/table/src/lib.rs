@@ -30,8 +30,8 @@ pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command, DebitOutcome, WalletAck};
 pub use currency::{BadCurrency, Currency, Utc};
 pub use event::{
-    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening,
-    TableSnapshot,
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RevealedShuffle, RoundTotals,
+    ShoeOpening, TableSnapshot,
 };
 pub use history::{HISTORY_PER_PLAYER, HistoryEntry};
 pub use phase::Phase;

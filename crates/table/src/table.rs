@@ -1181,7 +1181,7 @@ impl Table {
             opened_by: Some(round.opened_by.clone()),
             confirmed_by: confirmed_by.map(str::to_owned),
             cut_card: round.cut_card,
-            shuffle_key: None,
+            revealed: None,
             shoe_opening: round.shoe_opening.clone(),
         }))
     }

@@ -23,7 +23,7 @@ use super::{
     JournalEntry, PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
 use crate::command::{CardSource, Command, DebitOutcome};
-use crate::event::Event;
+use crate::event::{Event, RevealedShuffle};
 use crate::fairness::ShuffleKey;
 use crate::journal::{GroupCommitter, Journal, StatsReader};
 use crate::phase::Phase;
@@ -46,6 +46,7 @@ struct Replayed {
     recent: RecentCommands,
     undelivered: VecDeque<SealedRound>,
     order: Option<ShuffledOrder>,
+    owed_reveal: Option<RevealedShuffle>,
 }
 
 /// The command of a journal record written when each table kept its players' balances
@@ -70,6 +71,7 @@ fn replay(
     let mut recent = RecentCommands::new(REMEMBERED_COMMANDS);
     let mut undelivered = VecDeque::new();
     let mut order = None;
+    let mut owed_reveal = None;
     let journal = config.journal.display();
     let mut records = records.into_iter();
     let Some(first) = records.next() else {
@@ -128,7 +130,7 @@ fn replay(
             };
         }
         let mut events = events;
-        reveal(&mut events, order.as_ref());
+        reveal(&mut events, order.as_ref(), &mut owed_reveal);
         for event in &events {
             if let Event::RoundFinished(round) = event {
                 let sealed = chain.seal(round.as_ref().clone()).map_err(|e| {
@@ -180,6 +182,7 @@ fn replay(
         recent,
         undelivered,
         order,
+        owed_reveal,
     })
 }
 
@@ -315,6 +318,7 @@ pub(super) async fn spawn(
         failed,
         idle_deadline: None,
         order: replayed.order,
+        owed_reveal: replayed.owed_reveal,
         stalled: false,
         metrics,
         waiting: HashMap::new(),
@@ -354,6 +358,8 @@ struct Actor {
     /// The order of the shoe in play on a table the actor deals itself (`None` on live
     /// tables, and for a shoe opened without a seed).
     order: Option<ShuffledOrder>,
+    /// The key of a committed shoe ended between rounds, until a round carries it.
+    owed_reveal: Option<RevealedShuffle>,
     /// One of the actor's own commands failed (validator unreachable, say): retried at the
     /// next wake-up.
     stalled: bool,
@@ -563,6 +569,7 @@ impl Actor {
                     chain,
                     recent,
                     order,
+                    owed_reveal,
                     ..
                 } = replayed;
                 self.table = table;
@@ -585,6 +592,7 @@ impl Actor {
                 self.chain = chain;
                 self.recent = recent;
                 self.order = order;
+                self.owed_reveal = owed_reveal;
                 self.idle_deadline = None;
                 self.stalled = false;
                 self.journal = Some(committer);
@@ -910,7 +918,7 @@ impl Actor {
         // Every record goes through here, so a shoe's end reveals its key whatever ended
         // it (the last hand, a void, a croupier), as the replay does.
         let mut events = events;
-        reveal(&mut events, self.order.as_ref());
+        reveal(&mut events, self.order.as_ref(), &mut self.owed_reveal);
         let fail = |this: &Self, reason: String, replies: Vec<Reply<Applied>>| {
             if this.failed.set(reason.clone()) {
                 tracing::error!(%reason, "journal failed: commands are refused until it is reopened");
