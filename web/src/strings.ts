@@ -142,6 +142,8 @@ const en = {
     4: "Last hand of the shoe",
     5: "Shoe ended",
   } as Record<number, string>,
+  committed: (commitment: string) => `The shuffle of this shoe is committed to ${commitment}`,
+  revealed: (key: string) => `The shoe's shuffle key is ${key}: anyone can re-deal the shoe from it`,
 };
 
 export type Strings = typeof en;

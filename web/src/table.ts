@@ -279,6 +279,9 @@ export class TableView {
         break;
       case "shoeEvent":
         this.note(event, t.shoe[e.value.kind] ?? "");
+        // An automated shoe's commitment, then its key, so a player can check the shoe.
+        if (e.value.commitment) this.note(event, t.committed(e.value.commitment));
+        if (e.value.shuffleKey) this.note(event, t.revealed(e.value.shuffleKey));
         break;
       case "chatMessage":
         this.panel.chat(e.value.sender, e.value.text, e.value.fromCroupier);

@@ -171,9 +171,13 @@ pub async fn shoe_report(
         report.total_stake_minor += r.total_stake;
         report.total_returned_minor += r.total_returned + r.total_refunded;
         report.ended_at = Some(timestamp(round.finished_at));
+        if let Some(revealed) = round.revealed.as_ref().filter(|r| r.shoe == round.shoe) {
+            report.shuffle_key = revealed.key.clone();
+        }
         if let Some(opening) = &round.shoe_opening {
             report.config = Some(pb::ShoeConfig::from(opening.config));
             report.opened_at = Some(timestamp(opening.opened_at));
+            report.commitment = opening.commitment.clone().unwrap_or_default();
             if let Some(burn) = &opening.burn {
                 report.burn_card = banco_wire::convert::card_to_pb(burn.exposed);
                 report.burned_face_down = u32::from(burn.face_down);
@@ -192,7 +196,35 @@ pub async fn shoe_report(
         }
     }
     report.roads = Some(pb::Roads::from(&Scoreboard::from_results(&results)));
+    if !report.commitment.is_empty()
+        && report.shuffle_key.is_empty()
+        && let Some(last) = rounds.last()
+    {
+        report.shuffle_key = revealed_after(store, last).await?;
+    }
     Ok(report)
+}
+
+/// The key of `last`'s shoe revealed by the table's next round, as it is for a shoe ended
+/// between rounds; empty when that round does not (yet) exist or reveals another.
+async fn revealed_after(store: &Store, last: &StoredRound) -> Result<String, ArchiveError> {
+    let mut filter = RoundFilterSql::default();
+    filter.table(&last.row.table_id);
+    let after = i64::try_from(last.chain.chain_seq).unwrap_or(i64::MAX);
+    let next = store
+        .rounds_in_chain_order(&filter, Some((last.row.table_id.as_str(), after)), 1)
+        .await?;
+    let Some(next) = next.first() else {
+        return Ok(String::new());
+    };
+    let round = parse_table_record(&next.table_record()?)
+        .map_err(|e| ArchiveError::Corrupt(format!("round {}: {e}", next.row.round_id)))?;
+    let shoe = u32::try_from(last.row.shoe).unwrap_or(0);
+    Ok(round
+        .revealed
+        .filter(|r| r.shoe == shoe)
+        .map(|r| r.key)
+        .unwrap_or_default())
 }
 
 /// Every bet of one player, newest round first, paged.

@@ -46,16 +46,29 @@ pub fn croupier(round: &FinishedRound) -> String {
         .unwrap_or_default()
 }
 
-/// The shoe events of a round: the burn on the shoe's first round, the cut card on the
-/// round it came out in.
+/// The shoe events of a round: the burn and the commitment to the shuffle on the shoe's
+/// first round, the cut card on the round it came out in, a revealed shuffle key on the
+/// round that carries it.
 fn shoe_events(round: &FinishedRound) -> Vec<pb::ShoeEventRecord> {
     let mut events = Vec::new();
+    if let Some(opening) = &round.shoe_opening
+        && let Some(commitment) = &opening.commitment
+    {
+        events.push(pb::ShoeEventRecord {
+            kind: pb::ShoeEventRecordKind::ShuffleCommitted.into(),
+            at: Some(timestamp(opening.opened_at)),
+            commitment: commitment.clone(),
+            shoe_id: shoe_id(&round.table, round.shoe),
+            ..Default::default()
+        });
+    }
     if let Some(burn) = round.shoe_opening.as_ref().and_then(|o| o.burn.as_ref()) {
         events.push(pb::ShoeEventRecord {
             kind: pb::ShoeEventRecordKind::Burn.into(),
             card: banco_wire::convert::card_to_pb(burn.exposed),
             burned_face_down: u32::from(burn.face_down),
             at: Some(timestamp(burn.at)),
+            ..Default::default()
         });
     }
     if round.cut_card {
@@ -66,6 +79,16 @@ fn shoe_events(round: &FinishedRound) -> Vec<pb::ShoeEventRecord> {
             card: String::new(),
             burned_face_down: 0,
             at: round.cards.last().map(|c| timestamp(c.at)),
+            ..Default::default()
+        });
+    }
+    if let Some(revealed) = &round.revealed {
+        events.push(pb::ShoeEventRecord {
+            kind: pb::ShoeEventRecordKind::ShuffleRevealed.into(),
+            at: Some(timestamp(round.finished_at)),
+            shuffle_key: revealed.key.clone(),
+            shoe_id: shoe_id(&round.table, revealed.shoe),
+            ..Default::default()
         });
     }
     events

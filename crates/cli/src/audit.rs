@@ -1,6 +1,7 @@
 //! `banco audit`: the auditor's client of ArchiveService (and, for `reconcile`, of the
 //! wallet's movements).
 
+mod fairness;
 mod reconcile;
 
 use std::io::Write as _;
@@ -138,6 +139,17 @@ pub(crate) enum AuditCommand {
     /// archived round, and every round's money with the wallet: the totals per table, then
     /// each difference; exit 1 if there is any.
     Reconcile(reconcile::ReconcileArgs),
+    /// Re-deal an automated shoe from its revealed shuffle key and check that the key is
+    /// the one committed to at the shoe's opening and that the burn and every card dealt
+    /// are its order; exit 1 naming the first difference.
+    Fairness {
+        /// The shoe, e.g. `T01-S0003`.
+        shoe: String,
+        /// The shoe's key (64 hex digits), from the table's SHOE_END event, when the
+        /// archive has not got it yet.
+        #[arg(long)]
+        key: Option<String>,
+    },
     /// Fetch a round's video clip (MP4) into `--out`, checking its size and SHA-256
     /// against the round's archive record; exit 1 (and keep no file) if they differ.
     Video {
@@ -368,6 +380,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             }
             AuditCommand::Reconcile(reconcile) => {
                 return reconcile::run(&mut client, bearer, reconcile, &shown, &mut out).await;
+            }
+            AuditCommand::Fairness { shoe, key } => {
+                return fairness::run(&mut client, shoe, key.as_deref(), &mut out).await;
             }
             AuditCommand::Video { round, out: path } => {
                 return fetch_clip(&mut client, round, path, &mut out).await;

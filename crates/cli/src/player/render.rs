@@ -195,7 +195,11 @@ fn shoe_event(s: &pb::ShoeEvent) -> String {
                 .config
                 .as_ref()
                 .map_or_else(String::new, |c| format!(" ({} decks)", c.decks));
-            format!("new shoe {}{decks}", s.shoe_id)
+            let mut line = format!("new shoe {}{decks}", s.shoe_id);
+            if !s.commitment.is_empty() {
+                line.push_str(&format!("; shuffle committed to {}", s.commitment));
+            }
+            line
         }
         pb::ShoeEventKind::Burn => format!(
             "burn: {} exposed, {} burned face down, {} cards left",
@@ -209,6 +213,12 @@ fn shoe_event(s: &pb::ShoeEvent) -> String {
             let mut line = format!("shoe {} ended", s.shoe_id);
             if !s.reason.is_empty() {
                 line.push_str(&format!(": {}", s.reason));
+            }
+            if !s.shuffle_key.is_empty() {
+                line.push_str(&format!(
+                    "; shuffle key {} (`banco audit fairness {}` checks it)",
+                    s.shuffle_key, s.shoe_id
+                ));
             }
             line
         }
@@ -697,6 +707,24 @@ mod tests {
                     ..pb::ShoeEvent::default()
                 }),
                 "12:03:04  T01-S0002-H014  shoe T01-S0002 ended: damaged card",
+            ),
+            (
+                Event::ShoeEvent(pb::ShoeEvent {
+                    kind: pb::ShoeEventKind::NewShoe.into(),
+                    shoe_id: "T01-S0003".to_owned(),
+                    commitment: "ab".repeat(32),
+                    ..pb::ShoeEvent::default()
+                }),
+                "12:03:04  T01-S0002-H014  new shoe T01-S0003; shuffle committed to abababababababababababababababababababababababababababababababab",
+            ),
+            (
+                Event::ShoeEvent(pb::ShoeEvent {
+                    kind: pb::ShoeEventKind::ShoeEnd.into(),
+                    shoe_id: "T01-S0003".to_owned(),
+                    shuffle_key: "cd".repeat(32),
+                    ..pb::ShoeEvent::default()
+                }),
+                "12:03:04  T01-S0002-H014  shoe T01-S0003 ended; shuffle key cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd (`banco audit fairness T01-S0003` checks it)",
             ),
             (
                 Event::ChatMessage(pb::ChatMessage {
