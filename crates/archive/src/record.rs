@@ -298,28 +298,50 @@ pub struct ChainFields {
 
 /// Every bet of the round as the wire shows it.
 pub fn player_bets(round: &FinishedRound) -> Vec<pb::PlayerBet> {
-    let placed_at = round.betting_closed_at.unwrap_or(round.betting_opened_at);
     let mut out = Vec::new();
     for (player, stakes) in &round.bets {
         for (&kind, &stake) in stakes {
             let settled = settlement(round, player, kind);
+            let placements: Vec<pb::BetPlacement> = round
+                .placements
+                .get(player)
+                .into_iter()
+                .flatten()
+                .filter(|p| p.kind == kind)
+                .map(|p| pb::BetPlacement {
+                    idempotency_key: p.key.clone(),
+                    amount_minor: p.amount,
+                    placed_at: Some(timestamp(p.at)),
+                })
+                .collect();
+            let (placed_at, idempotency_key) = match placements.first() {
+                Some(first) => (first.placed_at, first.idempotency_key.clone()),
+                // Recorded before the table kept each request: the close of betting is
+                // the latest the stake can have been placed.
+                None => (
+                    Some(timestamp(
+                        round.betting_closed_at.unwrap_or(round.betting_opened_at),
+                    )),
+                    stake_key(round, player),
+                ),
+            };
             out.push(pb::PlayerBet {
                 player_id: player.clone(),
                 kind: pb::BetKind::from(kind).into(),
                 stake_minor: stake,
                 settlement: settled.map(|s| pb::Settlement::from(*s)),
                 refunded_minor: if round.void.is_some() { stake } else { 0 },
-                // The record keeps stakes per position, not when each was placed: the
-                // close of betting is the latest it can have been.
-                placed_at: Some(timestamp(placed_at)),
-                idempotency_key: stake_key(round, player),
+                placed_at,
+                idempotency_key,
+                placements,
             });
         }
     }
     out
 }
 
-/// The idempotency key of the player's (last) stake entry in the round's ledger.
+/// The key of the player's last stake entry in the round's ledger, for rounds recorded
+/// without placements.
 fn stake_key(round: &FinishedRound, player: &str) -> String {
     use banco_table::ledger::{Account, EntryKind};
     round

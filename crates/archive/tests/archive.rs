@@ -4,7 +4,7 @@
 mod support;
 
 use banco_archive::ingest::append;
-use banco_archive::{Appended, ArchiveError, query, stats, verify};
+use banco_archive::{Appended, ArchiveError, query, record, stats, verify};
 use banco_rules::Coup;
 use banco_wire::pb;
 use support::*;
@@ -147,6 +147,33 @@ async fn get_round_is_derived_from_the_record(db: TestDb) {
     assert!(r.result.is_some());
     assert_eq!(r.bets.len(), 3);
     assert!(r.bets.iter().all(|b| b.settlement.is_some()));
+    // Each bet carries the key and time of the request that placed it, not the player's
+    // last request or the close of betting.
+    let bet = |kind: pb::BetKind| r.bets.iter().find(|b| b.kind() == kind).unwrap();
+    let (player, tie) = (bet(pb::BetKind::Player), bet(pb::BetKind::Tie));
+    assert_eq!(player.idempotency_key, "p2-T01-S0001-H002");
+    assert_eq!(tie.idempotency_key, "p2-T01-S0001-H002-tie");
+    assert_eq!(
+        bet(pb::BetKind::Banker).idempotency_key,
+        "p1-T01-S0001-H002"
+    );
+    let ms = |b: &pb::PlayerBet| b.placed_at.as_ref().map(record::timestamp_ms).unwrap();
+    assert_eq!(ms(tie) - ms(player), 1_000, "placed a second apart");
+    assert!(
+        ms(tie)
+            < r.betting_closed_at
+                .as_ref()
+                .map(record::timestamp_ms)
+                .unwrap()
+    );
+    assert_eq!(
+        tie.placements
+            .iter()
+            .map(|p| (p.idempotency_key.as_str(), p.amount_minor))
+            .collect::<Vec<_>>(),
+        [("p2-T01-S0001-H002-tie", 500)],
+        "raised to the Tie minimum"
+    );
     assert_eq!(r.chain_seq, 2);
     assert_eq!(
         r.table_record,

@@ -29,6 +29,7 @@ fn round(seq: u64, prev_hash: &str) -> SealedRound {
         cut_card: false,
         shoe_opening: None,
         revealed: None,
+        placements: BTreeMap::new(),
     };
     let hash = SealedRound::compute_hash(prev_hash, &round).unwrap();
     SealedRound {

@@ -291,6 +291,22 @@ pub struct FinishedRound {
     /// table seals (of a later shoe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revealed: Option<RevealedShuffle>,
+    /// Each player's accepted stakes as they were placed, in order: which request (its
+    /// idempotency key) staked what on which position, and when. Stakes the player
+    /// cleared are left out, so each position's placements add up to its stake in `bets`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub placements: BTreeMap<String, Vec<Placement>>,
+}
+
+/// One position's stake from one accepted bet request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    pub kind: BetKind,
+    pub amount: i64,
+    /// The request's idempotency key.
+    pub key: String,
+    /// When the request reached the table.
+    pub at: u64,
 }
 
 /// A committed shoe's shuffle key, revealed once no card of it is to come.

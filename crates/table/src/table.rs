@@ -33,8 +33,8 @@ use banco_wallet::{CreditKind, TxId};
 use crate::book::{self, Book, PlayerContext, Stakes};
 use crate::command::{CardSource, Command, DebitOutcome, WalletAck};
 use crate::event::{
-    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RoundTotals, ShoeOpening,
-    TableSnapshot,
+    BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, Placement, RoundTotals,
+    ShoeOpening, TableSnapshot,
 };
 use crate::history::{History, HistoryEntry};
 use crate::ledger::{Account, Entry, EntryKind, Ledger};
@@ -84,6 +84,8 @@ struct Round {
     /// The debits taken for each accepted stake, by player and position: what the
     /// position's settlement or refund credit settles.
     debits: BTreeMap<(String, BetKind), Vec<TxId>>,
+    /// Each player's accepted stakes as placed (see [`FinishedRound::placements`]).
+    placements: BTreeMap<String, Vec<Placement>>,
     /// The cut card came out during this hand.
     cut_card: bool,
     /// Set on the shoe's first round.
@@ -704,6 +706,7 @@ impl Table {
             requests: BTreeMap::new(),
             clears: BTreeMap::new(),
             debits: BTreeMap::new(),
+            placements: BTreeMap::new(),
             opened_by: by.to_owned(),
             cut_card: false,
             shoe_opening: (run.hands == 1).then(|| run.opening.clone()),
@@ -1183,6 +1186,7 @@ impl Table {
             cut_card: round.cut_card,
             revealed: None,
             shoe_opening: round.shoe_opening.clone(),
+            placements: round.placements.clone(),
         }))
     }
 
@@ -1359,6 +1363,7 @@ impl Table {
             raised: accepted.raised,
             debits,
             fingerprint,
+            at: now,
         };
         if let Some(round) = self.round.as_mut() {
             round.requests.insert(player.to_owned(), n);
@@ -1448,6 +1453,16 @@ impl Table {
                 .or_default()
                 .push(debit.tx.clone());
         }
+        round
+            .placements
+            .entry(player.to_owned())
+            .or_default()
+            .extend(request.bets.iter().map(|&(kind, amount)| Placement {
+                kind,
+                amount,
+                key: key.to_owned(),
+                at: request.at,
+            }));
         let stakes = round.book.of(player).cloned().unwrap_or_default();
         let totals = round.book.totals();
         let staked: i64 = request.bets.iter().map(|(_, a)| a).sum();
@@ -1566,6 +1581,7 @@ impl Table {
         for kind in refunded.keys() {
             round.debits.remove(&(player.to_owned(), *kind));
         }
+        round.placements.remove(player);
         let totals = round.book.totals();
         if let Some(state) = self.players.get_mut(player) {
             state.history.cleared(&round_id);

@@ -36,6 +36,8 @@ pub struct PendingRequest {
     pub debits: Vec<Debit>,
     /// The request's fingerprint, to tell a retry from a reused key.
     pub fingerprint: String,
+    /// When the request reached the table.
+    pub at: u64,
 }
 
 /// A movement the table has made and the wallet has not acknowledged yet.
@@ -432,6 +434,7 @@ mod tests {
                 raised: Vec::new(),
                 debits: Vec::new(),
                 fingerprint: String::new(),
+                at: 0,
             });
         }
         assert_eq!(book.pending_stakes("alice", &round)[&BetKind::Banker], 1200);

@@ -492,11 +492,31 @@ fn clear_and_rebet() {
         &mut t,
         bets("alice", &round, &[(Banker, 2_000), (Tie, 500)], "b2", 5),
     );
-    finish(&mut t, 6, &BANKER_NATURAL);
+    ok(&mut t, bets("alice", &round, &[(Banker, 300)], "b3", 6));
+    let finished = finish(&mut t, 7, &BANKER_NATURAL);
+    // The record says which request staked what, and when; the cleared request is gone.
+    let placements: Vec<(BetKind, i64, &str, u64)> = finished
+        .iter()
+        .find_map(|e| match e {
+            Event::RoundFinished(r) => Some(&r.placements["alice"]),
+            _ => None,
+        })
+        .unwrap()
+        .iter()
+        .map(|p| (p.kind, p.amount, p.key.as_str(), p.at))
+        .collect();
+    assert_eq!(
+        placements,
+        [
+            (Banker, 2_000, "b2", 5),
+            (Tie, 500, "b2", 5),
+            (Banker, 300, "b3", 6)
+        ]
+    );
     let round: RoundId = open(&mut t, 10);
     let events = ok(&mut t, rebet("r1", 11));
-    assert_eq!(accepted(&events).0, vec![(Banker, 2_000), (Tie, 500)]);
-    assert_eq!(t.stakes("alice").unwrap()[&Banker], 2_000);
+    assert_eq!(accepted(&events).0, vec![(Banker, 2_300), (Tie, 500)]);
+    assert_eq!(t.stakes("alice").unwrap()[&Banker], 2_300);
     let _ = round;
 }
 

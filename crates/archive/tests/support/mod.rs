@@ -47,7 +47,8 @@ fn ok(t: &mut Table, cmd: Command, finished: &mut Vec<FinishedRound>) {
 }
 
 /// Plays `hands` rounds of table `table` from a seeded 8-deck shoe: player `p1` bets on
-/// Banker, `p2` on Player and Tie every hand; hand 2 has a correction (a card taken back
+/// Banker (request key `p1-<round>`), `p2` on Player and then on Tie every hand (two
+/// requests, a second apart: `p2-<round>` and `p2-<round>-tie`); hand 2 has a correction (a card taken back
 /// and dealt again); hand 3 is voided after two cards. Time advances 1 s per step from
 /// `start_ms`.
 pub fn play(table: &str, hands: u32, start_ms: u64) -> Vec<FinishedRound> {
@@ -91,25 +92,26 @@ pub fn play(table: &str, hands: u32, start_ms: u64) -> Vec<FinishedRound> {
             &mut out,
         );
         let round: RoundId = t.round_id().cloned().unwrap();
-        let bets = |player: &str, bets: Vec<(BetKind, i64)>, now: u64| Command::PlaceBets {
-            player: player.into(),
+        let bets = |key: String, bets: Vec<(BetKind, i64)>, now: u64| Command::PlaceBets {
+            player: key[..2].into(),
             round_id: round.clone(),
             bets,
-            key: format!("{player}-{round}"),
+            key,
             now_ms: now,
         };
         ok(
             &mut t,
-            bets("p1", vec![(BetKind::Banker, 1000)], tick()),
+            bets(format!("p1-{round}"), vec![(BetKind::Banker, 1000)], tick()),
             &mut out,
         );
         ok(
             &mut t,
-            bets(
-                "p2",
-                vec![(BetKind::Player, 500), (BetKind::Tie, 100)],
-                tick(),
-            ),
+            bets(format!("p2-{round}"), vec![(BetKind::Player, 500)], tick()),
+            &mut out,
+        );
+        ok(
+            &mut t,
+            bets(format!("p2-{round}-tie"), vec![(BetKind::Tie, 100)], tick()),
             &mut out,
         );
         ok(

@@ -153,6 +153,7 @@ mod tests {
             cut_card: false,
             shoe_opening: None,
             revealed: None,
+            placements: BTreeMap::new(),
         }))
     }
 
