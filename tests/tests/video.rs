@@ -17,7 +17,7 @@ use banco_e2e::archive::Auditor;
 use banco_e2e::banco;
 use banco_e2e::metrics::scrape;
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, bearer, channel, croupier_cli, start_archive, start_validator,
+    BroadcasterSetup, Keys, Service, SignedArchive, bearer, channel, croupier_cli, start_validator,
 };
 use banco_streaming::sps::{Sps, playable, playable_keyframes};
 use banco_streaming::{Recorder, RecorderOptions, decode_mp4, has_element, mp4_sps};
@@ -842,14 +842,11 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
     let keys = Keys::generate(&dir.path().join("keys"));
     let validator = start_validator(&keys);
     let db = dir.path().join("archive.db");
-    let archive = start_archive(
-        &keys,
-        &format!("sqlite://{}", db.display()),
-        "127.0.0.1:0",
-        None,
-    );
+    let signed = SignedArchive::start(&keys, &format!("sqlite://{}", db.display()), dir.path());
+    let archive = &signed.service;
     let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
     setup.archive_url = Some(archive.url());
+    setup.table_key = Some(signed.table_keys.signing_key());
     let broadcaster_clips = dir.path().join("broadcaster-clips");
     setup.clips_dir = Some(broadcaster_clips.clone());
     setup.extra_args = vec!["--metrics-listen".into(), "127.0.0.1:0".into()];
@@ -931,6 +928,16 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
             "{name}"
         );
     }
+    // The table sealed it: the archive checked the seal, and Verify checks it again.
+    assert!(
+        listing.contains("\nclip sealed by the table: "),
+        "{listing}"
+    );
+    let verified = auditor.ok(&["verify"]);
+    assert!(
+        verified.contains("1 table signatures checked, 1 clip seals"),
+        "{verified}"
+    );
     let clip_line = listing.lines().find(|l| l.starts_with("clip ")).unwrap();
     let recorded_sha = clip_line.rsplit(' ').next().unwrap().to_owned();
     assert!(

@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use banco_table::actor::SealedRound;
+use banco_table::actor::{ClipFacts, SealedRound, clip_statement, verify_clip_seal};
 use banco_wire::pb;
 use ed25519_dalek::VerifyingKey;
 
 use crate::error::ArchiveError;
 use crate::hexbytes::to_hex;
 use crate::record::{bet_rows, parse_table_record, round_row};
-use crate::store::{Appended, OwnedRound, Store};
+use crate::store::{Appended, ClipOf, OwnedRound, Store};
 
 /// The table public keys this archive trusts, by key id. Empty: unsigned records are
 /// accepted (and signatures are not checked).
@@ -32,6 +32,11 @@ impl TrustedKeys {
 
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// The trusted key `key_id` names.
+    pub fn key(&self, key_id: &str) -> Option<&VerifyingKey> {
+        self.keys.get(key_id)
     }
 
     /// Checks the signature of `sealed` under the key it names. With no trusted key, an
@@ -59,6 +64,79 @@ impl TrustedKeys {
             .verify_signature(key)
             .map_err(|why| ArchiveError::BadSignature { round_id, why })
     }
+}
+
+impl TrustedKeys {
+    /// The table's seal of what `record` says of its clip (`clip`), hex, checked under the
+    /// key that signed the round; refuses a signed round's clip without one. With no
+    /// trusted key a seal is kept unchecked.
+    pub fn check_clip_seal(
+        &self,
+        sealed: &SealedRound,
+        record: &pb::RoundRecord,
+        clip: &ClipOf,
+    ) -> Result<Option<String>, ArchiveError> {
+        let bad = |why: String| ArchiveError::BadRecord {
+            field: "record.clip_signature".to_owned(),
+            why,
+        };
+        let given = &record.clip_signature;
+        if matches!(clip, ClipOf::Unsaid) {
+            if given.is_empty() {
+                return Ok(None);
+            }
+            return Err(bad(
+                "set without `clip` or `clip_missing`: there is nothing it seals".to_owned(),
+            ));
+        }
+        if given.is_empty() {
+            if self.is_empty() {
+                return Ok(None);
+            }
+            return Err(bad(format!(
+                "missing: round {} is signed, and what it says of its clip must be sealed by \
+                 the same table key",
+                record.round_id
+            )));
+        }
+        if given.len() != 64 {
+            return Err(bad(format!(
+                "{} bytes: an Ed25519 signature has 64",
+                given.len()
+            )));
+        }
+        let seal = to_hex(given);
+        if let Some(key) = self.keys.get(&sealed.key_id) {
+            verify_clip_seal(
+                &clip_statement_of(&record.round_id, &sealed.hash, clip),
+                &seal,
+                key,
+            )
+            .map_err(|why| bad(format!("round {}: {why}", record.round_id)))?;
+        } else if !self.is_empty() {
+            return Err(ArchiveError::UnknownKey {
+                round_id: record.round_id.clone(),
+                key_id: sealed.key_id.clone(),
+            });
+        }
+        Ok(Some(seal))
+    }
+}
+
+/// The statement a table seals of a round's clip (`banco_table::actor::clip_statement`),
+/// from what the archive stores of it.
+pub fn clip_statement_of(round_id: &str, round_hash: &str, clip: &ClipOf) -> Vec<u8> {
+    let facts = match clip {
+        ClipOf::Clip(clip) => ClipFacts::Clip {
+            sha256: &clip.sha256,
+            size_bytes: u64::try_from(clip.size_bytes).unwrap_or(0),
+        },
+        ClipOf::Missing(missing) => ClipFacts::Missing {
+            reason: &missing.reason,
+        },
+        ClipOf::Unsaid => ClipFacts::Missing { reason: "" },
+    };
+    clip_statement(round_id, round_hash, facts)
 }
 
 /// A record as the table sealed it, from the wire; refuses what cannot be read.
@@ -167,8 +245,9 @@ pub fn checked(keys: &TrustedKeys, record: &pb::RoundRecord) -> Result<OwnedRoun
 enum Signature<'a> {
     /// By the signature under these keys; with none, by the canonical encoding.
     Now(&'a TrustedKeys),
-    /// The caller verifies the signature afterwards, under keys it has.
-    Later,
+    /// The caller verifies the round's signature afterwards, under these keys (which
+    /// check the clip's seal now).
+    Later(&'a TrustedKeys),
 }
 
 fn checked_with(
@@ -177,13 +256,17 @@ fn checked_with(
 ) -> Result<OwnedRound, ArchiveError> {
     let sealed = sealed_from_pb(record)?;
     check_hash(&sealed, &record.table_record)?;
-    match signature {
+    let keys = match signature {
         Signature::Now(keys) if keys.is_empty() => {
             check_canonical(&sealed, &record.table_record)?;
+            keys
         }
-        Signature::Now(keys) => keys.check(&sealed)?,
-        Signature::Later => {}
-    }
+        Signature::Now(keys) => {
+            keys.check(&sealed)?;
+            keys
+        }
+        Signature::Later(keys) => keys,
+    };
     let chain_seq = i64::try_from(sealed.seq).map_err(|_| ArchiveError::BadRecord {
         field: "record.chain_seq".to_owned(),
         why: format!("{} is too large", sealed.seq),
@@ -192,6 +275,7 @@ fn checked_with(
     let bets = bet_rows(&sealed.round);
     let export = crate::export::lines_of(&row, &bets, sealed.seq, &sealed.hash);
     let clip = crate::clips::clip_of(record)?;
+    let clip_seal = keys.check_clip_seal(&sealed, record, &clip)?;
     Ok(OwnedRound {
         row,
         bets,
@@ -203,6 +287,7 @@ fn checked_with(
         table_record: crate::packed::pack(&record.table_record),
         export,
         clip,
+        clip_seal,
     })
 }
 
@@ -282,7 +367,7 @@ fn check_part(
     }
     let rounds = part
         .clone()
-        .map(|index| checked_with(&records[index], Signature::Later).map_err(in_batch(index)))
+        .map(|index| checked_with(&records[index], Signature::Later(keys)).map_err(in_batch(index)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut messages = Vec::with_capacity(rounds.len());
     let mut signatures = Vec::with_capacity(rounds.len());

@@ -5,6 +5,7 @@ use banco_rules::{Scoreboard, Winner};
 use banco_wire::pb;
 
 use crate::error::ArchiveError;
+use crate::hexbytes::hex_to_bytes_lossy;
 use crate::record::{parse_table_record, round_record, timestamp, timestamp_ms, winner_name};
 use crate::store::{RoundFilterSql, Store, StoredRound};
 
@@ -111,6 +112,11 @@ pub async fn get_round(store: &Store, round_id: &str) -> Result<pb::RoundRecord,
                 .as_ref()
                 .map(pb::ClipMissing::try_from)
                 .transpose()?;
+            record.clip_signature = store
+                .clip_seal(round_id)
+                .await?
+                .map(|seal| hex_to_bytes_lossy(&seal))
+                .unwrap_or_default();
             Ok(record)
         }
         None => Err(ArchiveError::NotFound(format!(

@@ -412,8 +412,10 @@ pub fn round_record(
             .map(|o| pb::Paytable::from(&o.paytable)),
         bets: player_bets(round),
         shoe_events: shoe_events(round),
+        // Kept beside the record: the caller adds them.
         clip: None,
         clip_missing: None,
+        clip_signature: Vec::new(),
         prev_hash: hex_to_bytes_lossy(&chain.prev_hash),
         hash: hex_to_bytes_lossy(&chain.hash),
         signature: hex_to_bytes_lossy(&chain.signature),

@@ -88,11 +88,23 @@ impl ArchiveServer {
             return Ok(());
         }
         let round_id = &record.round_id;
-        match clip_of(record)? {
+        // Checked with the record before it was stored, or now: a duplicate's seal too.
+        let clip = clip_of(record)?;
+        let sealed = crate::ingest::sealed_from_pb(record)?;
+        let seal = self.keys.check_clip_seal(&sealed, record, &clip)?;
+        match clip {
             ClipOf::Unsaid => {}
-            ClipOf::Missing(missing) => self.store.put_clip_missing(round_id, &missing).await?,
+            ClipOf::Missing(missing) => {
+                self.store
+                    .put_clip_missing(round_id, &missing, seal.as_deref())
+                    .await?;
+            }
             ClipOf::Clip(clip) => {
-                if let ClipPut::Different(kept) = self.store.put_clip(round_id, &clip).await? {
+                if let ClipPut::Different(kept) = self
+                    .store
+                    .put_clip(round_id, &clip, seal.as_deref())
+                    .await?
+                {
                     return Err(ArchiveError::ClipExists(format!(
                         "round {round_id} is recorded with another clip ({} bytes, sha256 {}); it is kept",
                         kept.size_bytes, kept.sha256

@@ -10,15 +10,15 @@
 
 use std::collections::HashMap;
 
-use banco_table::actor::{GENESIS_HASH, SealedRound};
+use banco_table::actor::{GENESIS_HASH, SealedRound, verify_clip_seal};
 use banco_wire::pb;
 
 use crate::error::ArchiveError;
 use crate::hexbytes::hex_to_bytes_lossy;
-use crate::ingest::TrustedKeys;
+use crate::ingest::{TrustedKeys, clip_statement_of};
 use crate::record::{bet_rows, parse_table_record, round_row};
 use crate::store::aggregate::{Folded, first_difference};
-use crate::store::{RoundFilterSql, Store, StoredRound};
+use crate::store::{ClipOf, RoundFilterSql, Store, StoredClip, StoredRound};
 
 /// Rounds read per query while walking.
 const BATCH: u32 = 1000;
@@ -49,6 +49,7 @@ fn check_one(
     stored: &StoredRound,
     stored_bets: &[crate::record::BetRow],
     export: Option<&ExportKept>,
+    clip: Option<&StoredClip>,
     keys: &TrustedKeys,
 ) -> Option<pb::BadRecord> {
     let id = &stored.row.round_id;
@@ -162,8 +163,41 @@ fn check_one(
             };
             return Some(bad(id, problem, &computed, &stored.chain.hash));
         }
+        if let Some(problem) = clip.and_then(|clip| clip_problem(keys, &sealed, clip)) {
+            return Some(bad(id, problem, &computed, &stored.chain.hash));
+        }
     }
     None
+}
+
+/// What is wrong with the stored clip (or reason) of a signed round: not sealed by the
+/// table, or not what the table sealed.
+fn clip_problem(keys: &TrustedKeys, sealed: &SealedRound, stored: &StoredClip) -> Option<String> {
+    let clip = match (&stored.clip, &stored.missing) {
+        (Some(clip), _) => ClipOf::Clip(clip.clone()),
+        (None, Some(missing)) => ClipOf::Missing(missing.clone()),
+        (None, None) => return None,
+    };
+    let Some(seal) = &stored.seal else {
+        return Some(
+            "its clip (or why it has none) is not sealed by the table: archived before clips \
+             were sealed, or the seal was removed; the clip could have been swapped unseen"
+                .to_owned(),
+        );
+    };
+    let key = keys.key(&sealed.key_id)?;
+    let statement = clip_statement_of(sealed.round.round_id.as_str(), &sealed.hash, &clip);
+    verify_clip_seal(&statement, seal, key)
+        .err()
+        .map(|why| format!("clip: {why} (what is stored: {})", clip_said(&clip)))
+}
+
+fn clip_said(clip: &ClipOf) -> String {
+    match clip {
+        ClipOf::Clip(clip) => format!("{} bytes, sha256 {}", clip.size_bytes, clip.sha256),
+        ClipOf::Missing(missing) => format!("no clip: {}", missing.reason),
+        ClipOf::Unsaid => "nothing".to_owned(),
+    }
 }
 
 /// A round kept for Export between the previous stored round (`after`) and this one
@@ -209,6 +243,7 @@ pub async fn verify(
         vec![table_id.to_owned()]
     };
     let mut checked = 0;
+    let mut clip_seals = 0;
     let mut head = None;
     // What the verified records fold to, compared with the stored aggregates at the end.
     let mut folded = Folded::default();
@@ -231,6 +266,7 @@ pub async fn verify(
             for (id, bet) in store.bets_of_rounds(&ids).await? {
                 bets.entry(id).or_default().push(bet);
             }
+            let clips = store.clips_of_rounds(&ids).await?;
             let upto = batch.last().map_or(walk.last_seq, |r| {
                 i64::try_from(r.chain.chain_seq).unwrap_or(i64::MAX)
             });
@@ -244,7 +280,8 @@ pub async fn verify(
                 let seq = i64::try_from(stored.chain.chain_seq).unwrap_or(i64::MAX);
                 let mine = bets.remove(&stored.row.round_id).unwrap_or_default();
                 let export = kept.remove(&seq);
-                let problem = check_one(&walk, stored, &mine, export.as_ref(), keys)
+                let clip = clips.get(&stored.row.round_id);
+                let problem = check_one(&walk, stored, &mine, export.as_ref(), clip, keys)
                     .or_else(|| orphan(&kept, walk.last_seq, seq));
                 if let Some(first_bad) = problem {
                     let (head_id, head_hash) = walk.head.unwrap_or_default();
@@ -255,7 +292,12 @@ pub async fn verify(
                         head_round_id: head_id,
                         head_hash: hex_to_bytes_lossy(&head_hash),
                         signatures_checked: signed(keys, checked + walk.checked),
+                        clip_seals_checked: clip_seals,
                     });
+                }
+                if !keys.is_empty() && clip.is_some_and(|c| c.clip.is_some() || c.missing.is_some())
+                {
+                    clip_seals += 1;
                 }
                 // Checked equal to what the record derives.
                 folded.touch(&stored.row, &mine);
@@ -288,6 +330,7 @@ pub async fn verify(
                 head_round_id: head_id,
                 head_hash: hex_to_bytes_lossy(&head_hash),
                 signatures_checked: signed(keys, checked + walk.checked),
+                clip_seals_checked: clip_seals,
             });
         }
         checked += walk.checked;
@@ -309,6 +352,7 @@ pub async fn verify(
             head_round_id: head_id,
             head_hash: hex_to_bytes_lossy(&head_hash),
             signatures_checked: signed(keys, checked),
+            clip_seals_checked: clip_seals,
         });
     }
     Ok(pb::VerifyResponse {
@@ -318,6 +362,7 @@ pub async fn verify(
         head_round_id: head_id,
         head_hash: hex_to_bytes_lossy(&head_hash),
         signatures_checked: signed(keys, checked),
+        clip_seals_checked: clip_seals,
     })
 }
 

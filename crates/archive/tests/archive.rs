@@ -833,17 +833,6 @@ async fn migrations_carry_stored_rounds_over(db: TestDb) {
 }
 
 /// Runs `sql` on the store's own pool.
-async fn exec(store: &banco_archive::Store, sql: &str) {
-    match store.db() {
-        banco_archive::store::Db::Sqlite(pool) => {
-            sqlx::query(sql).execute(pool).await.unwrap();
-        }
-        banco_archive::store::Db::Postgres(pool) => {
-            sqlx::query(sql).execute(pool).await.unwrap();
-        }
-    }
-}
-
 /// What Export writes is kept rendered beside the record: verify names a forged line and
 /// a line left behind for a deleted round.
 async fn verify_finds_a_forged_export(db: TestDb) {

@@ -38,11 +38,11 @@ async fn a_round_keeps_its_first_clip(db: TestDb) {
         sha256: "ab".repeat(32),
     };
     assert_eq!(
-        store.put_clip(&round_id, &clip).await.unwrap(),
+        store.put_clip(&round_id, &clip, None).await.unwrap(),
         ClipPut::Stored
     );
     assert_eq!(
-        store.put_clip(&round_id, &clip).await.unwrap(),
+        store.put_clip(&round_id, &clip, None).await.unwrap(),
         ClipPut::Same
     );
     let other = ClipRow {
@@ -50,7 +50,7 @@ async fn a_round_keeps_its_first_clip(db: TestDb) {
         ..clip.clone()
     };
     assert_eq!(
-        store.put_clip(&round_id, &other).await.unwrap(),
+        store.put_clip(&round_id, &other, None).await.unwrap(),
         ClipPut::Different(clip.clone())
     );
     assert_eq!(store.clip(&round_id).await.unwrap(), Some(clip.clone()));
@@ -65,7 +65,7 @@ async fn a_round_keeps_its_first_clip(db: TestDb) {
     assert_eq!(shown.sha256, vec![0xab; 32]);
 
     // Only a stored round can have a clip.
-    assert!(store.put_clip("T01-S0009-H001", &clip).await.is_err());
+    assert!(store.put_clip("T01-S0009-H001", &clip, None).await.is_err());
 }
 
 /// A round's clip, or why it has none, is stored in the round's own transaction: nobody
@@ -79,6 +79,7 @@ async fn the_clip_is_stored_with_its_round(db: TestDb) {
         size_bytes: 42,
         sha256: vec![0xab; 32],
     });
+    let with_clip = clip_sealed(with_clip, &sealed[0]);
     append(&store, &trusted(), &with_clip).await.unwrap();
     assert_eq!(
         store.clip(&with_clip.round_id).await.unwrap(),
@@ -91,6 +92,11 @@ async fn the_clip_is_stored_with_its_round(db: TestDb) {
     let mut lost = vec![record(&sealed[1]), record(&sealed[2])];
     lost[0].clip_missing = missing(pb::ClipMissingReason::NotFinished, "still being written");
     lost[1].clip_missing = missing(pb::ClipMissingReason::FileGone, "no file");
+    let lost: Vec<pb::RoundRecord> = lost
+        .into_iter()
+        .zip(&sealed[1..])
+        .map(|(r, s)| clip_sealed(r, s))
+        .collect();
     banco_archive::ingest::append_batch(&store, &Arc::new(trusted()), lost.clone())
         .await
         .unwrap();
@@ -213,6 +219,10 @@ async fn a_round_without_its_clip_says_why(db: TestDb) {
     no_video.clip_missing = missing(pb::ClipMissingReason::NoVideo, "no camera was publishing");
     let mut lost = record(&sealed[1]);
     lost.clip_missing = missing(pb::ClipMissingReason::RecorderFailed, "the recorder failed");
+    let (no_video, lost) = (
+        clip_sealed(no_video, &sealed[0]),
+        clip_sealed(lost, &sealed[1]),
+    );
     let acks = service
         .append_batch(pb::AppendBatchRequest {
             records: vec![no_video.clone(), lost.clone()],
@@ -243,10 +253,13 @@ async fn a_round_without_its_clip_says_why(db: TestDb) {
     // after all), the clip replaces them.
     let mut again = lost.clone();
     again.clip_missing = missing(pb::ClipMissingReason::Missed, "other words");
+    let again = clip_sealed(again, &sealed[1]);
     assert!(append_record(again).await.unwrap().into_inner().duplicate);
+    let got = get(lost.round_id.clone()).await;
+    assert_eq!(got.clip_missing, lost.clip_missing);
     assert_eq!(
-        get(lost.round_id.clone()).await.clip_missing,
-        lost.clip_missing
+        got.clip_signature, lost.clip_signature,
+        "the first seal stands with it"
     );
     let data = b"the clip after all".to_vec();
     let sha256 = Sha256::digest(&data).to_vec();
@@ -263,6 +276,7 @@ async fn a_round_without_its_clip_says_why(db: TestDb) {
     let mut with_clip = lost.clone();
     with_clip.clip_missing = None;
     with_clip.clip = stored.clip;
+    let with_clip = clip_sealed(with_clip, &sealed[1]);
     assert!(
         append_record(with_clip.clone())
             .await
@@ -281,9 +295,92 @@ async fn a_round_without_its_clip_says_why(db: TestDb) {
     assert_eq!((got.clip, got.clip_missing), (None, None));
 }
 
+/// The table seals what each record says of its clip: a seal that does not match is
+/// refused, and a clip swapped or a seal removed in the database afterwards is named by
+/// Verify (before seals, both went unseen: the clip's hash sat beside the record, outside
+/// the chain).
+async fn a_swapped_clip_or_a_removed_seal_is_found_by_verify(db: TestDb) {
+    let store = open(&db).await;
+    let keys = trusted();
+    let sealed = seal(&play("T01", 3, 1_700_000_000_000));
+    let clip = |sha: u8| pb::ClipRef {
+        path: format!("{}.mp4", sealed[0].round.round_id),
+        size_bytes: 42,
+        sha256: vec![sha; 32],
+    };
+    let mut with_clip = record(&sealed[0]);
+    with_clip.clip = Some(clip(0xab));
+    let with_clip = clip_sealed(with_clip, &sealed[0]);
+    // Sealed for one clip, sent with another: refused.
+    let mut swapped = with_clip.clone();
+    swapped.clip = Some(clip(0xcd));
+    let refused = append(&store, &keys, &swapped).await.unwrap_err();
+    assert!(refused.to_string().contains("clip_signature"), "{refused}");
+    // A signed round's clip without a seal: refused.
+    let mut unsealed = with_clip.clone();
+    unsealed.clip_signature.clear();
+    let refused = append(&store, &keys, &unsealed).await.unwrap_err();
+    assert!(refused.to_string().contains("missing"), "{refused}");
+    append(&store, &keys, &with_clip).await.unwrap();
+    let mut lost = record(&sealed[1]);
+    lost.clip_missing = missing(pb::ClipMissingReason::Missed, "behind");
+    append(&store, &keys, &clip_sealed(lost, &sealed[1]))
+        .await
+        .unwrap();
+    append(&store, &keys, &record(&sealed[2])).await.unwrap();
+    let v = banco_archive::verify::verify(&store, &keys, "T01")
+        .await
+        .unwrap();
+    assert!(v.ok, "{:?}", v.first_bad);
+    assert_eq!((v.records_checked, v.clip_seals_checked), (3, 2));
+
+    let round = sealed[0].round.round_id.to_string();
+    exec(
+        &store,
+        &format!(
+            "UPDATE clips SET sha256 = '{}' WHERE round_id = '{round}'",
+            "cd".repeat(32)
+        ),
+    )
+    .await;
+    let v = banco_archive::verify::verify(&store, &keys, "T01")
+        .await
+        .unwrap();
+    let bad = v.first_bad.unwrap();
+    assert!(!v.ok);
+    assert_eq!(bad.round_id, round);
+    assert!(
+        bad.problem.contains("clip seal does not match"),
+        "{}",
+        bad.problem
+    );
+
+    exec(
+        &store,
+        &format!(
+            "UPDATE clips SET sha256 = '{}' WHERE round_id = '{round}'",
+            "ab".repeat(32)
+        ),
+    )
+    .await;
+    let missing_round = sealed[1].round.round_id.to_string();
+    exec(
+        &store,
+        &format!("DELETE FROM clip_seals WHERE round_id = '{missing_round}'"),
+    )
+    .await;
+    let v = banco_archive::verify::verify(&store, &keys, "T01")
+        .await
+        .unwrap();
+    let bad = v.first_bad.unwrap();
+    assert_eq!(bad.round_id, missing_round);
+    assert!(bad.problem.contains("not sealed"), "{}", bad.problem);
+}
+
 banco_testdb::both_backends!(
     file = "archive.db";
     a_round_keeps_its_first_clip,
     the_clip_is_stored_with_its_round,
-    a_round_without_its_clip_says_why
+    a_round_without_its_clip_says_why,
+    a_swapped_clip_or_a_removed_seal_is_found_by_verify
 );

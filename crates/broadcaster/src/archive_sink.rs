@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use banco_auth::{BearerToken, ClientTls};
-use banco_table::actor::{ArchiveSink, BoxFuture, SealedRound, SinkError};
+use banco_table::actor::{
+    ArchiveSink, BoxFuture, ClipFacts, SealedRound, SinkError, TableSigner, clip_statement,
+};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use sha2::{Digest as _, Sha256};
@@ -41,6 +43,8 @@ pub struct ArchiveClient {
     clips: Option<Arc<ClipStore>>,
     /// Where accepted uploads are counted, by table.
     metrics: VideoMetricFamilies,
+    /// The table's key, sealing what each record says of its clip.
+    signer: Option<Arc<TableSigner>>,
 }
 
 /// Why the archive cannot be used as given.
@@ -88,6 +92,7 @@ impl ArchiveClient {
             client: ArchiveServiceClient::with_interceptor(endpoint.connect_lazy(), token),
             clips: None,
             metrics: VideoMetricFamilies::default(),
+            signer: None,
         })
     }
 
@@ -97,6 +102,43 @@ impl ArchiveClient {
     pub fn with_clips(mut self, store: Arc<ClipStore>) -> ArchiveClient {
         self.clips = Some(store);
         self
+    }
+
+    /// Seals each record's clip (or why it has none) with the table's key, as the table
+    /// signs its rounds: see `RoundRecord.clip_signature`.
+    #[must_use]
+    pub fn with_signer(mut self, signer: Arc<TableSigner>) -> ArchiveClient {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// Puts `attached` in `round`'s record, sealed if this client has the table's key.
+    fn attach(
+        &self,
+        round: &SealedRound,
+        attached: &Attached,
+        record: &mut pb::RoundRecord,
+    ) -> Result<(), SinkError> {
+        attached.attach(record);
+        if let Some(signer) = &self.signer {
+            let sha256;
+            let facts = match attached {
+                Attached::Clip(clip) => {
+                    sha256 = hex(&clip.sha256);
+                    ClipFacts::Clip {
+                        sha256: &sha256,
+                        size_bytes: clip.size_bytes,
+                    }
+                }
+                Attached::Missing(missing) => ClipFacts::Missing {
+                    reason: missing.reason.label(),
+                },
+                Attached::Nothing => return Ok(()),
+            };
+            let statement = clip_statement(&record.round_id, &round.hash, facts);
+            record.clip_signature = unhex(&signer.seal_clip(&statement)).map_err(SinkError)?;
+        }
+        Ok(())
     }
 
     /// Counts the clips the archive accepts into `families` (`banco_video_clips_uploaded`).
@@ -278,6 +320,10 @@ pub fn round_record(sealed: &SealedRound) -> Result<pb::RoundRecord, String> {
     })
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
     if !text.len().is_multiple_of(2) {
         return Err(format!("`{text}` is not hex"));
@@ -335,7 +381,7 @@ impl ArchiveSink for ArchiveClient {
                     Err(error) if records.is_empty() => return Err(error),
                     Err(_) => break,
                 };
-                clip.attach(&mut record);
+                self.attach(round, &clip, &mut record)?;
                 records.push(record);
                 attached.push(clip);
             }
@@ -366,7 +412,7 @@ impl ArchiveSink for ArchiveClient {
         Box::pin(async move {
             let mut record = round_record(round).map_err(SinkError)?;
             let clip = self.clip_for(round).await?;
-            clip.attach(&mut record);
+            self.attach(round, &clip, &mut record)?;
             let ack = self
                 .client
                 .clone()

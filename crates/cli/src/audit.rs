@@ -294,6 +294,9 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 if let Some(clip) = &r.clip {
                     writeln!(out, "clip {}  {} bytes  sha256 {}", clip.path, clip.size_bytes, hex(&clip.sha256))?;
                 }
+                if !r.clip_signature.is_empty() {
+                    writeln!(out, "clip sealed by the table: {}", hex(&r.clip_signature))?;
+                }
                 if let Some(missing) = &r.clip_missing {
                     writeln!(out, "{}", clip_missing_line(missing))?;
                 }
@@ -395,7 +398,7 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 if v.ok {
                     writeln!(out, "ok: {} records checked; head {} {}", v.records_checked, v.head_round_id, hex(&v.head_hash))?;
                     if v.signatures_checked == v.records_checked {
-                        writeln!(out, "  {} table signatures checked", v.signatures_checked)?;
+                        writeln!(out, "  {} table signatures checked, {} clip seals", v.signatures_checked, v.clip_seals_checked)?;
                     } else {
                         // Said plainly: a re-hashed, edited chain verifies without them.
                         writeln!(out, "  table signatures NOT checked ({} of {}): the archive was started with --accept-unsigned, so the hashes prove the chain is whole but not who wrote it", v.signatures_checked, v.records_checked)?;

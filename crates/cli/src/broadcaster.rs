@@ -271,6 +271,18 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| args.data_dir.join("clips"));
             Some(ClipStore::open(&dir)?)
         };
+        let signer = match &args.table_key {
+            Some(path) => Some(Arc::new(TableSigner::new(
+                load_signing_key(path)
+                    .with_context(|| format!("--table-key {}", path.display()))?,
+            ))),
+            None => {
+                tracing::warn!(
+                    "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
+                );
+                None
+            }
+        };
         let archive = match &args.archive {
             Some(url) => {
                 let tls = args
@@ -285,21 +297,12 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 if let Some(clips) = &clips {
                     client = client.with_clips(Arc::clone(clips));
                 }
+                if let Some(signer) = &signer {
+                    client = client.with_signer(Arc::clone(signer));
+                }
                 Some(Arc::new(client))
             }
             None => None,
-        };
-        let signer = match &args.table_key {
-            Some(path) => Some(Arc::new(TableSigner::new(
-                load_signing_key(path)
-                    .with_context(|| format!("--table-key {}", path.display()))?,
-            ))),
-            None => {
-                tracing::warn!(
-                    "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
-                );
-                None
-            }
         };
         let table_wallet = args.wallet.open(&args.data_dir, &token).await?;
         if args.welcome_credit > 0 && table_wallet.cashier.is_none() {

@@ -30,6 +30,8 @@ pub struct OwnedRound {
     /// What the record says of the round's clip: where it is, or why there is none
     /// (stored with the round, so that nobody reads the round without it).
     pub clip: ClipOf,
+    /// The table's seal of `clip` (hex), when the record carries one.
+    pub clip_seal: Option<String>,
 }
 
 /// What a record says of its round's clip.
@@ -107,6 +109,7 @@ const INSERT_EXPORTS: &str =
 const INSERT_CLIPS: &str = "INSERT INTO clips (round_id, path, size_bytes, sha256) ";
 
 const INSERT_CLIPS_MISSING: &str = "INSERT INTO clips_missing (round_id, reason, detail) ";
+const INSERT_CLIP_SEALS: &str = "INSERT INTO clip_seals (round_id, seal) ";
 
 const INSERT_BETS: &str = "INSERT INTO bets (round_id, player_id, position, stake, returned,
     refunded, won, rounding_remainder, rounding_denominator, finished_at) ";
@@ -312,6 +315,20 @@ pub(super) async fn write_batch(
                 b.push_bind(*round_id)
                     .push_bind(missing.reason.as_str())
                     .push_bind(missing.detail.as_str());
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let seals: Vec<(&str, &str)> = accepted
+            .iter()
+            .filter_map(|round| {
+                let seal = round.clip_seal.as_deref()?;
+                Some((round.row.round_id.as_str(), seal))
+            })
+            .collect();
+        for chunk in super::shaped_chunks(&seals, RECORDS_PER_INSERT) {
+            let mut q = QueryBuilder::new(INSERT_CLIP_SEALS);
+            q.push_values(chunk, |mut b, (round_id, seal)| {
+                b.push_bind(*round_id).push_bind(*seal);
             });
             q.build().execute(&mut *tx).await?;
         }

@@ -22,7 +22,7 @@ mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
 pub use append::{Appended, ClipOf, ExportLines, LastLink, OwnedRound};
-pub use clips::{ClipPut, ClipRow, MissingClipRow};
+pub use clips::{ClipPut, ClipRow, MissingClipRow, StoredClip};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 
 /// The pool of either backend.

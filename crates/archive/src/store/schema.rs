@@ -148,6 +148,12 @@ const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL,
         detail TEXT NOT NULL
     )",
+    // 7: the table's seal of what a round's record says of its clip (the clip in `clips`,
+    // or the reason in `clips_missing`), hex: see `RoundRecord.clip_signature`.
+    "CREATE TABLE clip_seals (
+        round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
+        seal TEXT NOT NULL
+    )",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.

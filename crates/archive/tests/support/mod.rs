@@ -8,7 +8,7 @@ use std::sync::Arc;
 use banco_archive::{Store, TrustedKeys};
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
 use banco_rules::{BetKind, Card, Shoe};
-use banco_table::actor::{Chain, SealedRound, TableSigner};
+use banco_table::actor::{Chain, ClipFacts, SealedRound, TableSigner, clip_statement};
 use banco_table::{CardSource, Command, Event, FinishedRound, Pacing, RoundId, Table, TableConfig};
 use banco_wire::pb;
 use rand_chacha::ChaCha20Rng;
@@ -215,6 +215,45 @@ pub fn record(sealed: &SealedRound) -> pb::RoundRecord {
         key_id: sealed.key_id.clone(),
         table_record: serde_json::to_vec(&sealed.round).unwrap(),
         ..Default::default()
+    }
+}
+
+/// `record` with the table's seal of what it says of its clip, as a broadcaster holding
+/// the table key sends it (see `RoundRecord.clip_signature`).
+pub fn clip_sealed(mut record: pb::RoundRecord, sealed: &SealedRound) -> pb::RoundRecord {
+    let sha256: String = record
+        .clip
+        .as_ref()
+        .map(|c| c.sha256.iter().map(|b| format!("{b:02x}")).collect())
+        .unwrap_or_default();
+    let reason = record.clip_missing.as_ref().map(|m| {
+        m.reason()
+            .as_str_name()
+            .trim_start_matches("CLIP_MISSING_REASON_")
+            .to_ascii_lowercase()
+    });
+    let facts = match (&record.clip, &reason) {
+        (Some(clip), _) => ClipFacts::Clip {
+            sha256: &sha256,
+            size_bytes: clip.size_bytes,
+        },
+        (None, Some(reason)) => ClipFacts::Missing { reason },
+        (None, None) => return record,
+    };
+    let statement = clip_statement(&record.round_id, &sealed.hash, facts);
+    record.clip_signature = unhex(&TableSigner::new(table_key()).seal_clip(&statement));
+    record
+}
+
+/// Runs `sql` on the store's database, as someone with access to it would.
+pub async fn exec(store: &Store, sql: &str) {
+    match store.db() {
+        banco_archive::store::Db::Sqlite(pool) => {
+            sqlx::query(sql).execute(pool).await.unwrap();
+        }
+        banco_archive::store::Db::Postgres(pool) => {
+            sqlx::query(sql).execute(pool).await.unwrap();
+        }
     }
 }
 

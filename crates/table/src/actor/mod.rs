@@ -72,8 +72,8 @@ pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
 pub use journaled_config::JournaledConfig;
 pub use outbox::{
-    ArchiveSink, Chain, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound, SinkError,
-    TableSigner,
+    ArchiveSink, Chain, ClipFacts, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound,
+    SinkError, TableSigner, clip_statement, verify_clip_seal,
 };
 pub use remote::RemoteRules;
 pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};

@@ -81,6 +81,53 @@ impl TableSigner {
         use ed25519_dalek::Signer as _;
         Ok(hex(&self.key.sign(&unhex(hash)?).to_bytes()))
     }
+
+    /// The table's seal of what a round's clip is ([`clip_statement`]): its Ed25519
+    /// signature of the statement's SHA-256, in hex.
+    pub fn seal_clip(&self, statement: &[u8]) -> String {
+        use ed25519_dalek::Signer as _;
+        hex(&self.key.sign(&Sha256::digest(statement)).to_bytes())
+    }
+}
+
+/// What a table seals of a round's video.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClipFacts<'a> {
+    /// The clip file: its SHA-256 in lowercase hex and its size.
+    Clip { sha256: &'a str, size_bytes: u64 },
+    /// No clip, and why (`no_video`, `recorder_failed`, …: archive.proto's
+    /// ClipMissingReason without its prefix, in lower case).
+    Missing { reason: &'a str },
+}
+
+/// The bytes a table seals to bind a round's clip (or its absence) to the round: the
+/// clip is finished after the round is sealed, so it cannot be in the round's own
+/// record; this statement names the round's hash instead, so it is chained after it.
+///
+/// ```text
+/// banco-clip-v1\n<round id>\n<round hash, lowercase hex>\nclip <sha256 hex> <size>\n
+/// banco-clip-v1\n<round id>\n<round hash, lowercase hex>\nmissing <reason>\n
+/// ```
+pub fn clip_statement(round_id: &str, round_hash: &str, facts: ClipFacts<'_>) -> Vec<u8> {
+    let last = match facts {
+        ClipFacts::Clip { sha256, size_bytes } => format!("clip {sha256} {size_bytes}"),
+        ClipFacts::Missing { reason } => format!("missing {reason}"),
+    };
+    format!("banco-clip-v1\n{round_id}\n{round_hash}\n{last}\n").into_bytes()
+}
+
+/// Checks a clip seal (hex) over `statement` against the table's public `key`.
+pub fn verify_clip_seal(
+    statement: &[u8],
+    seal: &str,
+    key: &ed25519_dalek::VerifyingKey,
+) -> Result<(), String> {
+    let bytes: [u8; 64] = unhex_n(seal).map_err(|e| format!("clip seal: {e}"))?;
+    key.verify_strict(
+        &Sha256::digest(statement),
+        &ed25519_dalek::Signature::from_bytes(&bytes),
+    )
+    .map_err(|_| "the clip seal does not match what the record says of the clip".to_owned())
 }
 
 impl SealedRound {
