@@ -12,7 +12,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::archive::{ArchiveDb, Auditor, Verified, judge, sqlite3};
-use banco_e2e::banco;
 use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
 use banco_e2e::model::{
     Books, Expected, Limits, Stakes, bets_to_pb, check_decisions, kind_from_pb,
@@ -20,6 +19,7 @@ use banco_e2e::model::{
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
 };
+use banco_e2e::{banco, poll_blocking};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
 use banco_rules::{BetKind, Card, Coup, Paytable, Settlement, Shoe, ShoeState};
 use banco_wire::pb;
@@ -926,6 +926,108 @@ async fn tampering_is_found_by_verify() {
         }
         other => panic!("verify after the deletion: {other:?}"),
     }
+}
+
+/// The archive restored from a backup taken two rounds earlier: every record left is
+/// intact and the checkpoint it keeps is the backup's, so `banco audit verify` alone says
+/// ok (what the README says can go unseen); given the table's own checkpoint file with
+/// `--head`, it names the rounds the archive no longer has, and exits 1. Before
+/// checkpoints nothing outside the archive held the chain's head, and nothing could.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_tail_is_found_against_the_tables_checkpoint() {
+    let mut rig = Rig::start(None).await;
+    let mut game = Game::new(&rig, 1, 11).await;
+    let file = rig.dir.path().join("data/T01/T01.checkpoint.json");
+    let signed_at = |seq: u64| {
+        let checkpoint = poll_blocking(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            || banco_table::actor::Checkpoint::read(&file).ok(),
+            |c| c.as_ref().is_some_and(|c| c.chain_seq == seq),
+        );
+        checkpoint.unwrap_or_else(|| panic!("no checkpoint of round {seq} in {}", file.display()))
+    };
+    for _ in 0..2 {
+        game.round(Ending::Confirm).await;
+    }
+    rig.verified(2);
+    let early = signed_at(2);
+    rig.kill_archive();
+    let db = rig.sqlite_path().to_owned();
+    let backup = rig.dir.path().join("backup");
+    std::fs::create_dir_all(&backup).unwrap();
+    let files = |dir: &Path| -> Vec<std::path::PathBuf> {
+        ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| dir.join(format!("archive.db{suffix}")))
+            .collect()
+    };
+    for (from, to) in files(db.parent().unwrap()).iter().zip(files(&backup)) {
+        if from.exists() {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    rig.restart_archive();
+    for _ in 0..2 {
+        game.round(Ending::Confirm).await;
+    }
+    rig.verified(4);
+    let head = signed_at(4);
+    match rig.auditor.verify(&["--head", &file.to_string_lossy()]) {
+        Verified::Ok { records: 4, stdout } => assert!(
+            stdout.contains(&format!(
+                "head T01:4:{} (signed by the table",
+                head.head_hash
+            )),
+            "{stdout}"
+        ),
+        other => panic!("verify with the table's head: {other:?}"),
+    }
+
+    // Restored from the backup: rounds 3 and 4 are gone.
+    rig.kill_archive();
+    for (from, to) in files(&backup).iter().zip(files(db.parent().unwrap())) {
+        let _ = std::fs::remove_file(&to);
+        if from.exists() {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    rig.restart_archive();
+    match rig.auditor.verify(&[]) {
+        Verified::Ok { records: 2, stdout } => {
+            eprintln!("verify of the restored archive, alone:\n{stdout}");
+            assert!(
+                stdout.contains("head T01:2:"),
+                "its own checkpoint: {stdout}"
+            );
+        }
+        other => panic!("verify of the restored archive: {other:?}"),
+    }
+    match rig.auditor.verify(&["--head", &file.to_string_lossy()]) {
+        Verified::Broken { stdout } => {
+            eprintln!("verify of the restored archive against the table's head:\n{stdout}");
+            assert!(
+                stdout.contains(
+                    "table T01: the head given by the auditor (signed by the table, round 4 at"
+                ),
+                "{stdout}"
+            );
+            assert!(
+                stdout.contains(&format!(
+                    "round 4 of table T01 (hash {}) is not in the archive",
+                    head.head_hash
+                )),
+                "{stdout}"
+            );
+        }
+        other => panic!("verify of the restored archive with --head: {other:?}"),
+    }
+    // A head noted by hand at round 2 is in the chain.
+    let noted = format!("T01:2:{}", early.head_hash);
+    assert!(matches!(
+        rig.auditor.verify(&["--head", &noted]),
+        Verified::Ok { records: 2, .. }
+    ));
 }
 
 /// An archive that cannot check the tables' signatures: without `--table-key-pub` it

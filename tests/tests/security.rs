@@ -172,6 +172,7 @@ const RPCS: &[Rpc] = &[
     rpc("ArchiveService", "Verify", &[Auditor]),
     rpc("ArchiveService", "GetClip", &[Auditor]),
     rpc("ArchiveService", "UploadClip", &[ServiceRole]),
+    rpc("ArchiveService", "PutCheckpoint", &[ServiceRole]),
     rpc("WalletService", "Balance", &[ServiceRole, Cashier]),
     rpc("WalletService", "Debit", &[ServiceRole]),
     rpc("WalletService", "Credit", &[ServiceRole]),
@@ -430,7 +431,14 @@ async fn call(
         ("ArchiveService", "Export") => go!(archive.export(pb::ExportRequest::default())),
         ("ArchiveService", "Verify") => go!(archive.verify(pb::VerifyRequest {
             table_id: t,
-            accept_unsigned: false
+            accept_unsigned: false,
+            heads: Vec::new(),
+        })),
+        ("ArchiveService", "PutCheckpoint") => go!(archive.put_checkpoint(pb::TableCheckpoint {
+            table_id: t,
+            head_hash: vec![0; 32],
+            signature: vec![0; 64],
+            ..Default::default()
         })),
         ("ArchiveService", "GetClip") => {
             go!(archive.get_clip(pb::GetClipRequest { round_id: round }))

@@ -57,6 +57,13 @@ pub enum ArchiveError {
     NoClipFolder,
     #[error("clip folder: {0}")]
     ClipIo(String),
+    /// A table checkpoint whose signature does not verify under the tables' keys.
+    #[error("{0}")]
+    BadCheckpoint(String),
+    /// A table checkpoint naming a round the archive does not hold, or holds with another
+    /// hash.
+    #[error("{0}")]
+    NotInChain(String),
     /// A request field cannot be read (names the field path).
     #[error(transparent)]
     Conversion(#[from] banco_wire::ConversionError),
@@ -93,6 +100,8 @@ impl From<ArchiveError> for Status {
             | ArchiveError::BadRequest { .. }
             | ArchiveError::ClipMismatch(_)
             | ArchiveError::Conversion(_) => Status::invalid_argument(message),
+            ArchiveError::BadCheckpoint(_) => Status::invalid_argument(message),
+            ArchiveError::NotInChain(_) => Status::failed_precondition(message),
             ArchiveError::ClipExists(_) => Status::already_exists(message),
             ArchiveError::ClipDamaged(_) => Status::data_loss(message),
             ArchiveError::NoClipFolder => Status::failed_precondition(message),

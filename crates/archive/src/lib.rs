@@ -6,6 +6,7 @@
 //! verbatim ([`store`]), answers queries derived from that record ([`query`], [`stats`],
 //! [`export`]) and walks the chain again on demand ([`verify`]).
 
+pub mod checkpoints;
 pub mod clips;
 pub mod error;
 pub mod export;

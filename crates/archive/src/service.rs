@@ -407,6 +407,21 @@ impl ArchiveService for ArchiveServer {
         result
     }
 
+    async fn put_checkpoint(
+        &self,
+        request: Request<pb::TableCheckpoint>,
+    ) -> Result<Response<pb::CheckpointAck>, Status> {
+        let started = Instant::now();
+        let result: Result<Response<pb::CheckpointAck>, Status> = async {
+            require(&request, Role::Service)?;
+            let kept = crate::checkpoints::put(&self.store, &self.keys, request.get_ref()).await?;
+            Ok(Response::new(pb::CheckpointAck { kept }))
+        }
+        .await;
+        self.count("put_checkpoint", &result, started);
+        result
+    }
+
     async fn verify(
         &self,
         request: Request<pb::VerifyRequest>,
@@ -415,7 +430,15 @@ impl ArchiveService for ArchiveServer {
         let result: Result<Response<pb::VerifyResponse>, Status> = async {
             require(&request, Role::Auditor)?;
             let request = request.get_ref();
-            let answer = verify::verify(&self.store, &self.keys, &request.table_id).await?;
+            let heads = request
+                .heads
+                .iter()
+                .enumerate()
+                .map(|(i, head)| crate::checkpoints::from_pb(head, &format!("heads[{i}]"), false))
+                .collect::<Result<Vec<_>, _>>()?;
+            let answer =
+                verify::verify_with_heads(&self.store, &self.keys, &request.table_id, &heads)
+                    .await?;
             Ok(Response::new(if request.accept_unsigned {
                 answer
             } else {

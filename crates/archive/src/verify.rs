@@ -10,9 +10,10 @@
 
 use std::collections::HashMap;
 
-use banco_table::actor::{GENESIS_HASH, SealedRound, verify_clip_seal};
+use banco_table::actor::{Checkpoint, GENESIS_HASH, SealedRound, verify_clip_seal};
 use banco_wire::pb;
 
+use crate::checkpoints;
 use crate::error::ArchiveError;
 use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::{TrustedKeys, clip_statement_of};
@@ -237,6 +238,79 @@ pub async fn verify(
     keys: &TrustedKeys,
     table_id: &str,
 ) -> Result<pb::VerifyResponse, ArchiveError> {
+    verify_with_heads(store, keys, table_id, &[]).await
+}
+
+/// [`verify`], then the heads: the newest checkpoint the archive keeps of each table
+/// walked, and `given` (an auditor's, from outside the archive), which the chain must
+/// each reach with the hash they name.
+pub async fn verify_with_heads(
+    store: &Store,
+    keys: &TrustedKeys,
+    table_id: &str,
+    given: &[Checkpoint],
+) -> Result<pb::VerifyResponse, ArchiveError> {
+    let mut answer = walk_every_table(store, keys, table_id).await?;
+    if !answer.ok {
+        return Ok(answer);
+    }
+    let walked = if table_id.is_empty() {
+        store.tables().await?
+    } else {
+        vec![table_id.to_owned()]
+    };
+    let mut heads = Vec::new();
+    for table in &walked {
+        if let Some(row) = store.checkpoint(table).await? {
+            heads.push((
+                checkpoints::from_row(&row),
+                "the newest checkpoint the archive keeps",
+            ));
+        }
+    }
+    heads.extend(
+        given
+            .iter()
+            .map(|head| (head.clone(), "the head given by the auditor")),
+    );
+    for (head, whose) in heads {
+        let signed = !head.signature.is_empty();
+        let problem = match checkpoints::check_signature(keys, &head) {
+            Err(e) if signed => Some(e.to_string()),
+            _ => checkpoints::mismatch(store, &head).await?,
+        };
+        if let Some(problem) = problem {
+            answer.ok = false;
+            answer.first_bad = Some(bad(
+                "",
+                format!(
+                    "table {}: {whose} ({}, round {} at {}) is not in the chain: {problem}; \
+                     rounds were removed from the archive, or never reached it",
+                    head.table,
+                    if signed {
+                        "signed by the table"
+                    } else {
+                        "unsigned"
+                    },
+                    head.chain_seq,
+                    banco_table::Utc(head.at),
+                ),
+                &head.head_hash,
+                "",
+            ));
+            return Ok(answer);
+        }
+        answer.heads_checked.push(checkpoints::to_pb(&head));
+    }
+    Ok(answer)
+}
+
+/// Walks one table's chain (or every table's, when `table_id` is empty, table by table).
+async fn walk_every_table(
+    store: &Store,
+    keys: &TrustedKeys,
+    table_id: &str,
+) -> Result<pb::VerifyResponse, ArchiveError> {
     let tables = if table_id.is_empty() {
         store.tables().await?
     } else {
@@ -293,6 +367,7 @@ pub async fn verify(
                         head_hash: hex_to_bytes_lossy(&head_hash),
                         signatures_checked: signed(keys, checked + walk.checked),
                         clip_seals_checked: clip_seals,
+                        heads_checked: Vec::new(),
                     });
                 }
                 if !keys.is_empty() && clip.is_some_and(|c| c.clip.is_some() || c.missing.is_some())
@@ -331,6 +406,7 @@ pub async fn verify(
                 head_hash: hex_to_bytes_lossy(&head_hash),
                 signatures_checked: signed(keys, checked + walk.checked),
                 clip_seals_checked: clip_seals,
+                heads_checked: Vec::new(),
             });
         }
         checked += walk.checked;
@@ -353,6 +429,7 @@ pub async fn verify(
             head_hash: hex_to_bytes_lossy(&head_hash),
             signatures_checked: signed(keys, checked),
             clip_seals_checked: clip_seals,
+            heads_checked: Vec::new(),
         });
     }
     Ok(pb::VerifyResponse {
@@ -363,6 +440,7 @@ pub async fn verify(
         head_hash: hex_to_bytes_lossy(&head_hash),
         signatures_checked: signed(keys, checked),
         clip_seals_checked: clip_seals,
+        heads_checked: Vec::new(),
     })
 }
 

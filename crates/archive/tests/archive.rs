@@ -1049,6 +1049,107 @@ async fn append_batch_checks_all_then_answers_each(db: TestDb) {
     assert!(v.ok && v.records_checked == 20, "{v:?}");
 }
 
+/// Checkpoints: PutCheckpoint keeps the newest of a table only if the chain holds its round
+/// with its hash and the table's key signed it; Verify then finds a tail of rounds removed
+/// under a checkpoint kept (the rounds deleted, the checkpoint not), and, against a head
+/// the auditor brings, a tail removed with its checkpoint.
+async fn a_removed_tail_is_found_against_a_checkpoint(db: TestDb) {
+    use banco_archive::checkpoints;
+    use banco_table::actor::TableSigner;
+
+    let store = open(&db).await;
+    let keys = trusted();
+    let sealed = seal(&play("T01", 6, 1_700_000_000_000));
+    for s in &sealed[..4] {
+        append(&store, &keys, &record(s)).await.unwrap();
+    }
+    let signer = TableSigner::new(table_key());
+    let at_6 = signer.checkpoint("T01", 6, &sealed[5].hash, 1_700_000_100_000);
+    let at_4 = signer.checkpoint("T01", 4, &sealed[3].hash, 1_700_000_090_000);
+    // Not in the chain (yet): refused. Another key, or another hash: refused.
+    let refused = checkpoints::put(&store, &keys, &checkpoints::to_pb(&at_6))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ArchiveError::NotInChain(why) if why.contains("round 6 of table T01")),
+        "{refused}"
+    );
+    let other = TableSigner::new(ed25519_dalek::SigningKey::from_bytes(&[8; 32]));
+    let forged = other.checkpoint("T01", 4, &sealed[3].hash, 1_700_000_090_000);
+    assert!(matches!(
+        checkpoints::put(&store, &keys, &checkpoints::to_pb(&forged)).await,
+        Err(ArchiveError::BadCheckpoint(_))
+    ));
+    let mut wrong = checkpoints::to_pb(&at_4);
+    wrong.chain_seq = 3;
+    assert!(checkpoints::put(&store, &keys, &wrong).await.is_err());
+    assert!(
+        checkpoints::put(&store, &keys, &checkpoints::to_pb(&at_4))
+            .await
+            .unwrap()
+    );
+    let v = verify::verify(&store, &keys, "T01").await.unwrap();
+    assert!(v.ok, "{:?}", v.first_bad);
+    assert_eq!(v.heads_checked.len(), 1);
+
+    // Rounds 5 and 6 arrive, with their checkpoint; an older one no longer replaces it.
+    for s in &sealed[4..] {
+        append(&store, &keys, &record(s)).await.unwrap();
+    }
+    assert!(
+        checkpoints::put(&store, &keys, &checkpoints::to_pb(&at_6))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !checkpoints::put(&store, &keys, &checkpoints::to_pb(&at_4))
+            .await
+            .unwrap()
+    );
+    assert!(verify::verify(&store, &keys, "T01").await.unwrap().ok);
+
+    // The same archive without rounds 5 and 6, whoever removed them leaving the
+    // checkpoint: every record left is intact, and Verify names the missing head.
+    let tail_db = support::sqlite();
+    let cut = open(&tail_db).await;
+    for s in &sealed[..4] {
+        append(&cut, &keys, &record(s)).await.unwrap();
+    }
+    let row = store.checkpoint("T01").await.unwrap().unwrap();
+    assert!(cut.put_checkpoint(&row).await.unwrap());
+    let v = verify::verify(&cut, &keys, "T01").await.unwrap();
+    assert!(!v.ok);
+    let problem = v.first_bad.unwrap().problem;
+    assert!(
+        problem.contains("the newest checkpoint the archive keeps (signed by the table, round 6"),
+        "{problem}"
+    );
+    assert!(problem.contains("round 6 of table T01"), "{problem}");
+
+    // Removed with the checkpoint too: the archive alone cannot tell; the table's head,
+    // brought by the auditor, can.
+    let bare_db = support::sqlite();
+    let bare = open(&bare_db).await;
+    for s in &sealed[..4] {
+        append(&bare, &keys, &record(s)).await.unwrap();
+    }
+    assert!(verify::verify(&bare, &keys, "T01").await.unwrap().ok);
+    let v = verify::verify_with_heads(&bare, &keys, "T01", std::slice::from_ref(&at_6))
+        .await
+        .unwrap();
+    assert!(!v.ok);
+    assert!(
+        v.first_bad
+            .unwrap()
+            .problem
+            .contains("the head given by the auditor"),
+    );
+    let v = verify::verify_with_heads(&bare, &keys, "T01", std::slice::from_ref(&at_4))
+        .await
+        .unwrap();
+    assert!(v.ok, "{:?}", v.first_bad);
+}
+
 banco_testdb::both_backends!(
     file = "archive.db";
     append_batch_checks_all_then_answers_each,
@@ -1061,4 +1162,5 @@ banco_testdb::both_backends!(
     export_jsonl_replays_and_csv_has_a_row_per_bet,
     verify_finds_an_edit_and_a_deletion,
     stats_shoe_report_and_player_bets,
+    a_removed_tail_is_found_against_a_checkpoint
 );

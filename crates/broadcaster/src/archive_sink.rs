@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use banco_auth::{BearerToken, ClientTls};
 use banco_table::actor::{
-    ArchiveSink, BoxFuture, ClipFacts, SealedRound, SinkError, TableSigner, clip_statement,
+    ArchiveSink, BoxFuture, Checkpoint, ClipFacts, SealedRound, SinkError, TableSigner,
+    clip_statement,
 };
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
@@ -359,6 +360,28 @@ fn refused(round_id: &str, refusal: &pb::Refusal, gap: Option<&pb::ChainGap>) ->
 }
 
 impl ArchiveSink for ArchiveClient {
+    fn checkpoint<'a>(
+        &'a self,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), SinkError>> {
+        Box::pin(async move {
+            let request = pb::TableCheckpoint {
+                table_id: checkpoint.table.clone(),
+                chain_seq: checkpoint.chain_seq,
+                head_hash: unhex(&checkpoint.head_hash).map_err(SinkError)?,
+                at_unix_ms: checkpoint.at,
+                signature: unhex(&checkpoint.signature).map_err(SinkError)?,
+                key_id: checkpoint.key_id.clone(),
+            };
+            self.client
+                .clone()
+                .put_checkpoint(request)
+                .await
+                .map(|_| ())
+                .map_err(|s| SinkError(format!("checkpoint: {:?}: {}", s.code(), s.message())))
+        })
+    }
+
     fn append_many<'a>(
         &'a self,
         rounds: &'a [SealedRound],

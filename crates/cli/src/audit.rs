@@ -134,6 +134,12 @@ pub(crate) enum AuditCommand {
         /// (one started with `--accept-unsigned`); without it such a chain is refused.
         #[arg(long)]
         accept_unsigned: bool,
+        /// A head the chain must reach, from outside the archive: a table's checkpoint
+        /// file (`<data-dir>/<table>/<table>.checkpoint.json`, signed by the table), or
+        /// `TABLE:SEQ:HASH` noted earlier (e.g. `banco audit verify`'s own `head` line).
+        /// Repeatable.
+        #[arg(long = "head", value_name = "FILE|TABLE:SEQ:HASH")]
+        heads: Vec<String>,
     },
     /// Match every wallet movement of the tables with a stake, return or refund of an
     /// archived round, and every round's money with the wallet: the totals per table, then
@@ -390,9 +396,10 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             AuditCommand::Video { round, out: path } => {
                 return fetch_clip(&mut client, round, path, &mut out).await;
             }
-            AuditCommand::Verify { table, accept_unsigned } => {
+            AuditCommand::Verify { table, accept_unsigned, heads } => {
+                let heads = heads.iter().map(|h| head(h)).collect::<anyhow::Result<Vec<_>>>()?;
                 let v = client
-                    .verify(pb::VerifyRequest { table_id: table.clone().unwrap_or_default(), accept_unsigned: *accept_unsigned })
+                    .verify(pb::VerifyRequest { table_id: table.clone().unwrap_or_default(), accept_unsigned: *accept_unsigned, heads })
                     .await?
                     .into_inner();
                 if v.ok {
@@ -402,6 +409,11 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                     } else {
                         // Said plainly: a re-hashed, edited chain verifies without them.
                         writeln!(out, "  table signatures NOT checked ({} of {}): the archive was started with --accept-unsigned, so the hashes prove the chain is whole but not who wrote it", v.signatures_checked, v.records_checked)?;
+                    }
+                    for h in &v.heads_checked {
+                        let signed = if h.signature.is_empty() { "given" } else { "signed by the table" };
+                        let at = banco_wire::Timestamp { seconds: i64::try_from(h.at_unix_ms / 1000).unwrap_or(0), nanos: i32::try_from(h.at_unix_ms % 1000).unwrap_or(0) * 1_000_000 };
+                        writeln!(out, "  head {}:{}:{} ({signed}, {}) is in the chain", h.table_id, h.chain_seq, hex(&h.head_hash), shown.at(Some(&at)))?;
                     }
                 } else {
                     let bad = v.first_bad.unwrap_or_default();
@@ -418,6 +430,46 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// A head for `--head`: a table's checkpoint file, or `TABLE:SEQ:HASH`.
+fn head(given: &str) -> anyhow::Result<pb::TableCheckpoint> {
+    let path = std::path::Path::new(given);
+    if path.is_file() {
+        let checkpoint = banco_table::actor::Checkpoint::read(path)
+            .map_err(|e| anyhow::anyhow!("--head {e}"))?;
+        let bytes = |hex: &str, what: &str| {
+            banco_archive::hexbytes::from_hex(hex)
+                .with_context(|| format!("--head {given}: {what} is not hex"))
+        };
+        return Ok(pb::TableCheckpoint {
+            head_hash: bytes(&checkpoint.head_hash, "head_hash")?,
+            signature: bytes(&checkpoint.signature, "signature")?,
+            table_id: checkpoint.table,
+            chain_seq: checkpoint.chain_seq,
+            at_unix_ms: checkpoint.at,
+            key_id: checkpoint.key_id,
+        });
+    }
+    let bad = || {
+        anyhow::anyhow!(
+            "--head {given}: neither a checkpoint file nor TABLE:SEQ:HASH (a round number and its \
+             64 hex digit hash, e.g. T01:42:9f…)"
+        )
+    };
+    let mut parts = given.rsplitn(3, ':');
+    let (Some(hash), Some(seq), Some(table)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    let head_hash = banco_archive::hexbytes::from_hex(hash)
+        .filter(|h| h.len() == 32)
+        .ok_or_else(bad)?;
+    Ok(pb::TableCheckpoint {
+        table_id: table.to_owned(),
+        chain_seq: seq.parse().map_err(|_| bad())?,
+        head_hash,
+        ..Default::default()
     })
 }
 

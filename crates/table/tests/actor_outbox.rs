@@ -131,3 +131,80 @@ async fn a_table_with_a_key_signs_every_round_and_a_changed_hash_fails_the_check
     assert!(why.contains(&rounds[1].round.round_id.to_string()), "{why}");
     task.shutdown().await;
 }
+
+/// A table with a key signs where its chain stands once the archive has every round, and
+/// again while idle; the newest is kept in a file for auditors. A restarted table signs
+/// where it stands before any new round.
+#[tokio::test]
+async fn a_table_with_a_key_signs_checkpoints_of_its_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(MemorySink::new());
+    let key = banco_auth::keys::signing_key_from_seed(&[9; 32]);
+    let public = key.verifying_key();
+    let mut actor = config(dir.path(), banco_table::Pacing::Live);
+    actor.signer = Some(Arc::new(banco_table::actor::TableSigner::new(key)));
+    actor.checkpoint_every = std::time::Duration::from_millis(50);
+    let file = actor.checkpoint_file.clone();
+    let start_actor = |actor: banco_table::actor::ActorConfig| {
+        start_with(
+            actor,
+            Arc::new(banco_table::LocalRules),
+            Arc::clone(&sink) as _,
+        )
+    };
+    let (table, task) = start_actor(actor.clone()).await;
+    fund(&table, "alice", 1_000_000).await;
+    ok(&table, open_shoe(8)).await;
+    for n in 0..2 {
+        play_round(&table, n).await;
+    }
+    eventually("the head of round 2 signed", || {
+        sink.checkpoints().iter().any(|c| c.chain_seq == 2)
+    })
+    .await;
+    // Idle: signed again, same head, later.
+    eventually("signed again while idle", || {
+        sink.checkpoints()
+            .iter()
+            .filter(|c| c.chain_seq == 2)
+            .count()
+            >= 2
+    })
+    .await;
+    task.shutdown().await;
+    let rounds = sink.received();
+    let checkpoints = sink.checkpoints();
+    assert!(
+        checkpoints
+            .windows(2)
+            .all(|w| w[0].chain_seq <= w[1].chain_seq && w[0].at <= w[1].at),
+        "{checkpoints:?}"
+    );
+    for c in &checkpoints {
+        c.verify(&public).unwrap();
+        assert_eq!(c.table, "T01");
+        // Before the first round, idle: the empty chain.
+        let head = match usize::try_from(c.chain_seq).unwrap() {
+            0 => GENESIS_HASH,
+            n => rounds[n - 1].hash.as_str(),
+        };
+        assert_eq!(c.head_hash, head, "a checkpoint names a delivered round");
+    }
+    let kept = banco_table::actor::Checkpoint::read(&file).unwrap();
+    assert_eq!(kept.chain_seq, 2);
+    kept.verify(&public).unwrap();
+    // Another round number under the same signature does not verify.
+    let mut forged = kept.clone();
+    forged.chain_seq = 1;
+    assert!(forged.verify(&public).is_err());
+
+    // Restarted: where it stands is signed again before any round.
+    let before = sink.checkpoints().len();
+    let (_table, task) = start_actor(actor).await;
+    eventually("signed after the restart", || {
+        sink.checkpoints().len() > before
+    })
+    .await;
+    assert_eq!(sink.checkpoints()[before].chain_seq, 2);
+    task.shutdown().await;
+}

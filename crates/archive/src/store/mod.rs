@@ -14,6 +14,7 @@ use crate::error::ArchiveError;
 
 pub(crate) mod aggregate;
 mod append;
+mod checkpoints;
 mod clips;
 mod group;
 mod known;
@@ -22,6 +23,7 @@ mod select;
 
 pub use aggregate::{PositionTotals, ScopeTotals};
 pub use append::{Appended, ClipOf, ExportLines, LastLink, OwnedRound};
+pub use checkpoints::CheckpointRow;
 pub use clips::{ClipPut, ClipRow, MissingClipRow, StoredClip};
 pub use select::{ChainRow, ExportRow, Page, RoundFilterSql, StoredRound, SummaryRow};
 

@@ -154,6 +154,16 @@ const MIGRATIONS: &[&str] = &[
         round_id TEXT PRIMARY KEY REFERENCES rounds (round_id),
         seal TEXT NOT NULL
     )",
+    // 8: the newest signed checkpoint of each table's chain head (see
+    // `TableCheckpoint`); hashes and signature in hex.
+    "CREATE TABLE checkpoints (
+        table_id TEXT PRIMARY KEY,
+        chain_seq BIGINT NOT NULL,
+        head_hash TEXT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        signature TEXT NOT NULL,
+        key_id TEXT NOT NULL
+    )",
 ];
 
 /// Rounds read at a time when the aggregates are filled from stored rounds.

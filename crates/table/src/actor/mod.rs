@@ -71,9 +71,12 @@ use tokio::task::JoinHandle;
 pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
 pub use journaled_config::JournaledConfig;
+/// [`ActorConfig::checkpoint_every`] by default.
+pub const DEFAULT_CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub use outbox::{
-    ArchiveSink, Chain, ClipFacts, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX, SealedRound,
-    SinkError, TableSigner, clip_statement, verify_clip_seal,
+    ArchiveSink, Chain, Checkpoint, ClipFacts, GENESIS_HASH, MemorySink, RETRY_FIRST, RETRY_MAX,
+    SealedRound, SinkError, TableSigner, clip_statement, verify_clip_seal,
 };
 pub use remote::RemoteRules;
 pub use rules::{BoxFuture, CardCheck, LocalRules, RefusalKind, Rules, RulesError};
@@ -110,6 +113,12 @@ pub struct ActorConfig {
     /// The outbox's "delivered up to round N" file (created when the first round is
     /// delivered).
     pub outbox_watermark: PathBuf,
+    /// With a `signer`: the table's newest signed checkpoint of its chain's head (see
+    /// [`Checkpoint`]), rewritten after every delivery and every `checkpoint_every`.
+    pub checkpoint_file: PathBuf,
+    /// How often, while no round is delivered, the table signs its head again, so that an
+    /// archive's newest checkpoint is never older than this while the table runs.
+    pub checkpoint_every: std::time::Duration,
     pub commit: GroupCommitConfig,
     /// Requests that may wait for the actor; senders wait beyond that.
     pub queue: usize,
@@ -133,6 +142,8 @@ impl ActorConfig {
             default_shoe: None,
             journal: dir.join(format!("{id}.journal")),
             outbox_watermark: dir.join(format!("{id}.outbox")),
+            checkpoint_file: dir.join(format!("{id}.checkpoint.json")),
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
             commit: GroupCommitConfig::default(),
             queue: 1024,
             signer: None,

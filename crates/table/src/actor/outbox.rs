@@ -88,6 +88,72 @@ impl TableSigner {
         use ed25519_dalek::Signer as _;
         hex(&self.key.sign(&Sha256::digest(statement)).to_bytes())
     }
+
+    /// Signs that table `table`'s chain ended at round `chain_seq`, of hash `head_hash`,
+    /// at `at` (unix ms).
+    pub fn checkpoint(&self, table: &str, chain_seq: u64, head_hash: &str, at: u64) -> Checkpoint {
+        use ed25519_dalek::Signer as _;
+        let statement = Checkpoint::statement(table, chain_seq, head_hash, at);
+        Checkpoint {
+            table: table.to_owned(),
+            chain_seq,
+            head_hash: head_hash.to_owned(),
+            at,
+            signature: hex(&self.key.sign(&Sha256::digest(statement)).to_bytes()),
+            key_id: self.key_id.clone(),
+        }
+    }
+}
+
+/// A table's signed word of where its chain stood: its last round (`chain_seq`, 0 before
+/// the first) and that round's hash, at an instant. The archive keeps the newest one, and
+/// an auditor may keep their own copy (the table writes the newest to a file beside its
+/// outbox): an archive whose chain stops short of a checkpoint has lost rounds, even if
+/// every record left is intact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub table: String,
+    pub chain_seq: u64,
+    /// Lowercase hex; [`GENESIS_HASH`] at `chain_seq` 0.
+    pub head_hash: String,
+    /// Unix milliseconds.
+    pub at: u64,
+    /// Ed25519 of the SHA-256 of [`Checkpoint::statement`], hex.
+    pub signature: String,
+    pub key_id: String,
+}
+
+impl Checkpoint {
+    /// What a checkpoint signs:
+    /// `banco-head-v1\n<table>\n<chain_seq>\n<head hash>\n<at, unix ms>\n`.
+    pub fn statement(table: &str, chain_seq: u64, head_hash: &str, at: u64) -> Vec<u8> {
+        format!("banco-head-v1\n{table}\n{chain_seq}\n{head_hash}\n{at}\n").into_bytes()
+    }
+
+    /// Checks the signature against the table's public `key`.
+    pub fn verify(&self, key: &ed25519_dalek::VerifyingKey) -> Result<(), String> {
+        let bytes: [u8; 64] =
+            unhex_n(&self.signature).map_err(|e| format!("checkpoint signature: {e}"))?;
+        let statement =
+            Checkpoint::statement(&self.table, self.chain_seq, &self.head_hash, self.at);
+        key.verify_strict(
+            &Sha256::digest(statement),
+            &ed25519_dalek::Signature::from_bytes(&bytes),
+        )
+        .map_err(|_| {
+            format!(
+                "the checkpoint of table {} at round {} is not signed by key {}",
+                self.table, self.chain_seq, self.key_id
+            )
+        })
+    }
+
+    /// Reads a checkpoint file as the outbox writes it.
+    pub fn read(path: &Path) -> Result<Checkpoint, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a table checkpoint: {e}", path.display()))
+    }
 }
 
 /// What a table seals of a round's video.
@@ -215,6 +281,11 @@ impl Chain {
         self.last_seq
     }
 
+    /// The hash of the last round sealed ([`GENESIS_HASH`] before the first).
+    pub fn last_hash(&self) -> &str {
+        &self.last_hash
+    }
+
     /// Seals `round` as the next link. Changes nothing on error.
     pub fn seal(&mut self, round: FinishedRound) -> Result<SealedRound, String> {
         let hash = SealedRound::compute_hash(&self.last_hash, &round)?;
@@ -247,6 +318,16 @@ pub(crate) const DELIVERY_BATCH: usize = 200;
 pub trait ArchiveSink: Send + Sync + 'static {
     fn append<'a>(&'a self, round: &'a SealedRound) -> BoxFuture<'a, Result<(), SinkError>>;
 
+    /// Hands the archive the table's signed word of its head, once every round up to it
+    /// was taken. By default nothing (a sink that keeps no checkpoints).
+    fn checkpoint<'a>(
+        &'a self,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), SinkError>> {
+        let _ = checkpoint;
+        Box::pin(async { Ok(()) })
+    }
+
     /// Delivers `rounds` (in chain order, at least one) and answers how many of them,
     /// from the first, were taken; an error when not even the first was. An outbox that
     /// is behind sends its backlog this way. By default, one [`ArchiveSink::append`] after
@@ -274,6 +355,7 @@ pub trait ArchiveSink: Send + Sync + 'static {
 #[derive(Debug, Default)]
 pub struct MemorySink {
     received: Mutex<Vec<SealedRound>>,
+    checkpoints: Mutex<Vec<Checkpoint>>,
     fail_next: AtomicUsize,
     attempts: AtomicUsize,
 }
@@ -300,6 +382,14 @@ impl MemorySink {
     pub fn attempts(&self) -> usize {
         self.attempts.load(Ordering::SeqCst)
     }
+
+    /// Every checkpoint handed over, in order.
+    pub fn checkpoints(&self) -> Vec<Checkpoint> {
+        self.checkpoints
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
 }
 
 impl ArchiveSink for MemorySink {
@@ -319,6 +409,20 @@ impl ArchiveSink for MemorySink {
                 }
                 Err(_) => Err(SinkError("memory sink poisoned".to_owned())),
             }
+        };
+        Box::pin(async move { result })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), SinkError>> {
+        let result = match self.checkpoints.lock() {
+            Ok(mut kept) => {
+                kept.push(checkpoint.clone());
+                Ok(())
+            }
+            Err(_) => Err(SinkError("memory sink poisoned".to_owned())),
         };
         Box::pin(async move { result })
     }
@@ -343,44 +447,106 @@ impl Watermark {
         }
     }
 
-    /// Writes it durably: a temporary file, fsync, rename over, fsync the directory.
+    /// Writes it durably.
     pub(crate) fn write(&self, path: &Path) -> Result<(), String> {
-        let fail = |op: &str, e: std::io::Error| format!("{op} {}: {e}", path.display());
         let json = serde_json::to_vec(self).map_err(|e| format!("encode watermark: {e}"))?;
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let mut file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
-        file.write_all(&json).map_err(|e| fail("write", e))?;
-        file.sync_all().map_err(|e| fail("fsync", e))?;
-        drop(file);
-        std::fs::rename(&tmp, path).map_err(|e| fail("rename", e))?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| fail("fsync directory of", e))?;
+        write_durably(path, &json)
+    }
+}
+
+/// Writes `bytes` to `path` durably: a temporary file, fsync, rename over, fsync the
+/// directory, so a crash leaves the old file or the new one, never half of one.
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let fail = |op: &str, e: std::io::Error| format!("{op} {}: {e}", path.display());
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut file = std::fs::File::create(&tmp).map_err(|e| fail("create", e))?;
+    file.write_all(bytes).map_err(|e| fail("write", e))?;
+    file.sync_all().map_err(|e| fail("fsync", e))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(|e| fail("rename", e))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| fail("fsync directory of", e))?;
+    }
+    Ok(())
+}
+
+/// Where the table's checkpoints go besides the archive, and how often one is signed
+/// while no round is delivered.
+#[derive(Clone, Debug)]
+pub(crate) struct Checkpoints {
+    pub(crate) table: String,
+    pub(crate) signer: Arc<TableSigner>,
+    /// The newest checkpoint, written durably after each (for auditors: `banco audit
+    /// verify --head FILE`).
+    pub(crate) file: PathBuf,
+    pub(crate) every: Duration,
+}
+
+impl Checkpoints {
+    /// Signs `head` (seq, hash) now, keeps it in the file and hands it to `sink`. Neither
+    /// failure stops the outbox: the next checkpoint tries again.
+    async fn sign(&self, sink: &dyn ArchiveSink, head: (u64, &str)) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let checkpoint = self.signer.checkpoint(&self.table, head.0, head.1, at);
+        match serde_json::to_vec_pretty(&checkpoint) {
+            Ok(json) => {
+                let path = self.file.clone();
+                match tokio::task::spawn_blocking(move || write_durably(&path, &json)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!(error = %e, "outbox: checkpoint file not written"),
+                    Err(e) => tracing::warn!(error = %e, "outbox: checkpoint task failed"),
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "outbox: checkpoint not encoded"),
         }
-        Ok(())
+        if let Err(e) = sink.checkpoint(&checkpoint).await {
+            tracing::warn!(error = %e, seq = head.0, "outbox: the archive did not take the checkpoint");
+        }
     }
 }
 
 /// The delivery task: sends `pending` then whatever arrives on `incoming`, in order,
 /// each round until the sink takes it (a backlog in batches of up to [`DELIVERY_BATCH`]),
-/// and records the watermark after each answer.
+/// and records the watermark after each answer. With `checkpoints`, once the archive has
+/// every round it signs a checkpoint of the head (`delivered`: the last round taken, or
+/// the head the table started with), and again every `checkpoints.every` while idle.
 pub(crate) async fn deliver(
     sink: Arc<dyn ArchiveSink>,
     watermark: PathBuf,
     mut pending: VecDeque<SealedRound>,
     mut incoming: mpsc::UnboundedReceiver<SealedRound>,
     metrics: TableMetrics,
+    (checkpoints, mut delivered): (Option<Checkpoints>, (u64, String)),
 ) {
     let mut backoff = RETRY_FIRST;
+    // Before the first round: where the archive already stands, if the table has rounds.
+    let mut due = checkpoints.is_some() && pending.is_empty() && delivered.0 > 0;
     loop {
         while let Ok(round) = incoming.try_recv() {
             pending.push_back(round);
         }
         metrics.outbox_depth(pending.len());
         if pending.is_empty() {
+            if let Some(checkpoints) = &checkpoints {
+                if due {
+                    checkpoints
+                        .sign(sink.as_ref(), (delivered.0, &delivered.1))
+                        .await;
+                    due = false;
+                }
+                match tokio::time::timeout(checkpoints.every, incoming.recv()).await {
+                    Ok(Some(round)) => pending.push_back(round),
+                    Ok(None) => return,
+                    Err(_idle) => due = true,
+                }
+                continue;
+            }
             match incoming.recv().await {
                 Some(round) => pending.push_back(round),
                 None => return,
@@ -393,6 +559,8 @@ pub(crate) async fn deliver(
             Ok(taken) if taken > 0 => {
                 backoff = RETRY_FIRST;
                 let last = &batch[taken.min(batch.len()) - 1];
+                delivered = (last.seq, last.hash.clone());
+                due = true;
                 let mark = Watermark {
                     delivered_seq: last.seq,
                     hash: Some(last.hash.clone()),

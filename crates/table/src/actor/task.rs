@@ -270,12 +270,23 @@ pub(super) async fn spawn(
     let (stop, stopped) = oneshot::channel();
     let failed = Arc::new(Failure::default());
 
+    let checkpoints = config.signer.as_ref().map(|signer| outbox::Checkpoints {
+        table: config.table.table_id.clone(),
+        signer: Arc::clone(signer),
+        file: config.checkpoint_file.clone(),
+        every: config.checkpoint_every,
+    });
+    let head = (
+        replayed.chain.last_seq(),
+        replayed.chain.last_hash().to_owned(),
+    );
     let outbox = tokio::spawn(outbox::deliver(
         sink,
         config.outbox_watermark.clone(),
         replayed.undelivered,
         outbox_queue,
         config.metrics.clone(),
+        (checkpoints, head),
     ));
     let release = tokio::spawn(release::run(
         release_queue,

@@ -204,6 +204,7 @@ pub(crate) async fn summarize(
         .verify(pb::VerifyRequest {
             table_id: table.to_owned(),
             accept_unsigned: false,
+            heads: Vec::new(),
         })
         .await
         .map_err(crate::croupier::status_error)
