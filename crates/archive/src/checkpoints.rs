@@ -1,9 +1,9 @@
 //! Table checkpoints: a table's signed word of where its chain stands (see
-//! `TableCheckpoint` in archive.proto and `banco_table::actor::Checkpoint`). PutCheckpoint
+//! `TableCheckpoint` in archive.proto and `banco_records::chain::Checkpoint`). PutCheckpoint
 //! keeps the newest of each table; Verify checks that the chain reaches it, and reaches
 //! any head an auditor brings from outside the archive.
 
-use banco_table::actor::{Checkpoint, GENESIS_HASH};
+use banco_records::chain::{Checkpoint, GENESIS_HASH};
 use banco_wire::pb;
 
 use crate::error::ArchiveError;

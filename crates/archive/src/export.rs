@@ -6,7 +6,7 @@
 //! `voided` true, maybe dealt short) is passed through by judge as voided.
 //! `settled_only` leaves voided rounds out.
 
-use banco_table::FinishedRound;
+use banco_records::round::FinishedRound;
 use banco_wire::pb;
 use serde::Serialize;
 use tokio::sync::mpsc;

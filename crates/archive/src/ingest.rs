@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use banco_table::actor::{ClipFacts, SealedRound, clip_statement, verify_clip_seal};
+use banco_records::chain::{ClipFacts, SealedRound, clip_statement, verify_clip_seal};
 use banco_wire::pb;
 use ed25519_dalek::VerifyingKey;
 
@@ -123,7 +123,7 @@ impl TrustedKeys {
     }
 }
 
-/// The statement a table seals of a round's clip (`banco_table::actor::clip_statement`),
+/// The statement a table seals of a round's clip (`banco_records::chain::clip_statement`),
 /// from what the archive stores of it.
 pub fn clip_statement_of(round_id: &str, round_hash: &str, clip: &ClipOf) -> Vec<u8> {
     let facts = match clip {

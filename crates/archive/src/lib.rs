@@ -1,7 +1,7 @@
 //! # banco-archive
 //!
 //! The tamper-evident record of every round, for auditors and regulators. A table seals
-//! each finished round into its own hash chain (see `banco_table::actor::Chain`); the
+//! each finished round into its own hash chain (see `banco_records::chain::Chain`); the
 //! archive checks each link as it arrives ([`ingest`]), stores it with the table's record
 //! verbatim ([`store`]), answers queries derived from that record ([`query`], [`stats`],
 //! [`export`]) and walks the chain again on demand ([`verify`]).

@@ -3,9 +3,9 @@
 //! computed from the table's record, the only source of truth, so Verify can derive it
 //! again and compare.
 
+use banco_records::round::CardSource;
+use banco_records::round::FinishedRound;
 use banco_rules::{BetKind, CoupResult, Settlement, Winner};
-use banco_table::FinishedRound;
-use banco_table::command::CardSource;
 use banco_wire::pb;
 
 use crate::error::ArchiveError;
@@ -343,7 +343,7 @@ pub fn player_bets(round: &FinishedRound) -> Vec<pb::PlayerBet> {
 /// The key of the player's last stake entry in the round's ledger, for rounds recorded
 /// without placements.
 fn stake_key(round: &FinishedRound, player: &str) -> String {
-    use banco_table::ledger::{Account, EntryKind};
+    use banco_records::round::{Account, EntryKind};
     round
         .entries
         .iter()

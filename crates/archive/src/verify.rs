@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use banco_table::actor::{Checkpoint, GENESIS_HASH, SealedRound, verify_clip_seal};
+use banco_records::chain::{Checkpoint, GENESIS_HASH, SealedRound, verify_clip_seal};
 use banco_wire::pb;
 
 use crate::checkpoints;
@@ -293,7 +293,7 @@ pub async fn verify_with_heads(
                         "unsigned"
                     },
                     head.chain_seq,
-                    banco_table::Utc(head.at),
+                    crate::record::timestamp(head.at),
                 ),
                 &head.head_hash,
                 "",

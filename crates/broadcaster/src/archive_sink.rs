@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use banco_auth::{BearerToken, ClientTls};
+use banco_records::hex::{from_hex, to_hex as hex};
 use banco_table::actor::{
     ArchiveSink, BoxFuture, Checkpoint, ClipFacts, SealedRound, SinkError, TableSigner,
     clip_statement,
@@ -321,22 +322,8 @@ pub fn round_record(sealed: &SealedRound) -> Result<pb::RoundRecord, String> {
     })
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err(format!("`{text}` is not hex"));
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            text.get(i..i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("`{text}` is not hex"))
-        })
-        .collect()
+    from_hex(text).ok_or_else(|| format!("`{text}` is not hex"))
 }
 
 /// An AppendBatch is kept under this many bytes of records (the archive takes 32 MiB).

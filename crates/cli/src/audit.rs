@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use banco_records::hex::to_hex as hex;
 use banco_rules::{Scoreboard, Winner};
 use banco_table::Currency;
 use banco_wire::pb;
@@ -164,10 +165,6 @@ pub(crate) enum AuditCommand {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How the auditor's lines show money and instants.

@@ -15,7 +15,7 @@ use crate::currency::Currency;
 use crate::policy::{TablePolicy, UnderMinimum};
 
 /// A player's stakes in one round, by position.
-pub type Stakes = BTreeMap<BetKind, i64>;
+pub use banco_records::round::Stakes;
 
 /// What everyone has on one position: what a subscriber sees of other players' bets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

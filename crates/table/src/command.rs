@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::round_id::RoundId;
 
+pub use banco_records::round::CardSource;
+
 /// What the wallet did with every debit of one bet request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
@@ -38,18 +40,6 @@ pub struct WalletAck {
     /// The account's version with that balance, when the wallet numbers them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
-}
-
-/// Where a card came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CardSource {
-    /// Read by the card scanner of the shoe.
-    Scanner,
-    /// Typed by the croupier.
-    Manual,
-    /// Drawn by the actor from a seeded shuffled shoe (automated tables).
-    Shuffler,
 }
 
 /// One command to a table. See [`crate::Table::apply`].

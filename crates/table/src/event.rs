@@ -12,10 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::book::{PositionTotal, Raise, Stakes};
 use crate::command::CardSource;
-use crate::ledger::Entry;
-use crate::phase::{Correction, DealtCard, VoidRecord};
+use crate::phase::{DealtCard, VoidRecord};
 use crate::round_id::RoundId;
 use crate::wallet_book::{Owed, PendingRequest};
+
+pub use banco_records::round::{
+    BurnRecord, FinishedRound, Placement, RevealedShuffle, ShoeOpening,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -251,95 +254,6 @@ pub enum BetRefusal {
     Wallet { error: banco_wallet::WalletError },
     #[error("betting on {round_id} closed before the wallet answered; nothing was taken")]
     BettingClosed { round_id: RoundId },
-}
-
-/// Everything the archive keeps of one round.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FinishedRound {
-    pub round_id: RoundId,
-    pub table: String,
-    pub shoe: u32,
-    pub hand: u32,
-    pub betting_opened_at: u64,
-    pub betting_closed_at: Option<u64>,
-    /// Cards in dealing order, as finally dealt (taken-back ones are in `corrections`).
-    pub cards: Vec<DealtCard>,
-    pub corrections: Vec<Correction>,
-    pub void: Option<VoidRecord>,
-    pub result: Option<CoupResult>,
-    /// Every player's stakes by position.
-    pub bets: BTreeMap<String, Stakes>,
-    /// Empty for a void round.
-    pub settlements: BTreeMap<String, Vec<Settlement>>,
-    /// Every ledger entry of the round, in order.
-    pub entries: Vec<Entry>,
-    pub finished_at: u64,
-    /// Who opened betting: the croupier at the table, or `auto`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opened_by: Option<String>,
-    /// Who confirmed the result (`None` for a void round: see `void.by`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confirmed_by: Option<String>,
-    /// The cut card came out during this hand (the next one is the shoe's last).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cut_card: bool,
-    /// On the shoe's first round: how the shoe was put in play.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shoe_opening: Option<ShoeOpening>,
-    /// The shuffle key of a committed shoe that has ended (see [`crate::fairness`]): on
-    /// the round that ended it, or, for a shoe ended between rounds, on the next round the
-    /// table seals (of a later shoe).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revealed: Option<RevealedShuffle>,
-    /// Each player's accepted stakes as they were placed, in order: which request (its
-    /// idempotency key) staked what on which position, and when. Stakes the player
-    /// cleared are left out, so each position's placements add up to its stake in `bets`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub placements: BTreeMap<String, Vec<Placement>>,
-}
-
-/// One position's stake from one accepted bet request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Placement {
-    pub kind: BetKind,
-    pub amount: i64,
-    /// The request's idempotency key.
-    pub key: String,
-    /// When the request reached the table.
-    pub at: u64,
-}
-
-/// A committed shoe's shuffle key, revealed once no card of it is to come.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RevealedShuffle {
-    /// The shoe's number at its table.
-    pub shoe: u32,
-    /// The 32-byte key, 64 lowercase hex digits.
-    pub key: String,
-}
-
-/// How a shoe was put in play, recorded with its first round.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShoeOpening {
-    pub config: ShoeConfig,
-    /// The paytable every round of the shoe is settled under.
-    pub paytable: banco_rules::Paytable,
-    pub opened_by: String,
-    pub opened_at: u64,
-    /// `None` for a shoe dealt without a burn.
-    pub burn: Option<BurnRecord>,
-    /// On a shoe the table shuffled itself: the commitment to its shuffle key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commitment: Option<String>,
-}
-
-/// The shoe's burn: `exposed` shown, `face_down` more burned unseen.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BurnRecord {
-    pub exposed: Card,
-    pub face_down: u8,
-    pub by: String,
-    pub at: u64,
 }
 
 /// What a console or a new subscriber is shown of the table.

@@ -25,7 +25,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use sha2::{Digest, Sha256};
 
-use crate::actor::outbox::{hex, unhex_n};
+use banco_records::hex::{to_hex as hex, unhex_n};
 
 /// The construction's name, the first line of what is hashed.
 pub const VERSION: &str = "banco-shoe-v1";

@@ -23,63 +23,8 @@
 //! wallet transaction (`tx`) that moved it, which `banco audit reconcile` matches.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
-use banco_wallet::TxId;
-
-use crate::round_id::RoundId;
-
-/// One account of the table.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Account {
-    /// The player's side: their wallet account, as this table sees it.
-    Player(String),
-    House,
-    /// Stakes of the open round, between acceptance and settlement or refund.
-    InPlay,
-}
-
-impl fmt::Display for Account {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Account::Player(p) => write!(f, "player {p}"),
-            Account::House => f.write_str("house"),
-            Account::InPlay => f.write_str("bets in play"),
-        }
-    }
-}
-
-/// Why money moved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    /// A player's stake into bets in play, on acceptance.
-    Stake,
-    /// A stake back from bets in play to its player (cleared bets, void round).
-    Refund,
-    /// At settlement: a returned stake (from bets in play) or winnings (from the house).
-    Payout,
-    /// At settlement: a losing stake from bets in play to the house.
-    Loss,
-}
-
-/// One transfer between two accounts of the table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub key: String,
-    pub kind: EntryKind,
-    pub from: Account,
-    pub to: Account,
-    pub amount: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub round_id: Option<RoundId>,
-    /// The wallet transaction that moved the money to or from the player's account.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tx: Option<TxId>,
-}
+pub use banco_records::round::{Account, Entry, EntryKind};
 
 /// Whether a posting moved money or was a retry of one already posted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

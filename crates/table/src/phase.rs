@@ -10,10 +10,9 @@
 
 use std::fmt;
 
-use banco_rules::{Card, Side};
 use serde::{Deserialize, Serialize};
 
-use crate::command::CardSource;
+pub use banco_records::round::{Correction, DealtCard, VoidRecord};
 
 /// The phase of the table's round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -70,30 +69,4 @@ impl fmt::Display for Phase {
             Phase::Voided => "voided",
         })
     }
-}
-
-/// One card of a round as it was dealt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct DealtCard {
-    pub card: Card,
-    pub to: Side,
-    pub source: CardSource,
-    pub at: u64,
-}
-
-/// A card taken back by the croupier, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Correction {
-    pub card: Card,
-    pub reason: String,
-    pub by: String,
-    pub at: u64,
-}
-
-/// Why and when a round was voided.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct VoidRecord {
-    pub reason: String,
-    pub by: String,
-    pub at: u64,
 }

@@ -10,74 +10,7 @@ use serde::{Deserialize, Serialize};
 /// A boxed `Send` future, so that [`Wallet`] is object safe (`Arc<dyn Wallet>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The longest transaction id a wallet must accept.
-pub const TX_ID_MAX_LEN: usize = 128;
-
-/// A transaction id: unique per movement of money, chosen by the table so that a retry
-/// (after a timeout, a crash, a restart) carries the same id and moves money at most once.
-/// 1 to [`TX_ID_MAX_LEN`] characters of `A-Z a-z 0-9 : . _ - @` (player ids are token subjects,
-/// which may hold `@`), so that it reads the same in a log, a URL, a CSV line and an
-/// operator's database.
-///
-/// The caller derives them from what it can replay exactly (a table: its round, player,
-/// bet request and position), never from a client's own text, which could be of any length
-/// or alphabet.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct TxId(String);
-
-/// Why a text is not a transaction id.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TxIdError {
-    #[error("transaction id is empty")]
-    Empty,
-    #[error("transaction id `{0}…` is longer than {TX_ID_MAX_LEN} characters")]
-    TooLong(String),
-    #[error("transaction id `{id}`: `{bad}` is not allowed (only A-Z a-z 0-9 : . _ - @)")]
-    BadCharacter { id: String, bad: char },
-}
-
-impl TxId {
-    pub fn new(id: impl Into<String>) -> Result<TxId, TxIdError> {
-        let id = id.into();
-        if id.is_empty() {
-            return Err(TxIdError::Empty);
-        }
-        if id.len() > TX_ID_MAX_LEN {
-            return Err(TxIdError::TooLong(id.chars().take(32).collect()));
-        }
-        if let Some(bad) = id
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '_' | '-' | '@')))
-        {
-            return Err(TxIdError::BadCharacter { id, bad });
-        }
-        Ok(TxId(id))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for TxId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl TryFrom<String> for TxId {
-    type Error = TxIdError;
-    fn try_from(id: String) -> Result<TxId, TxIdError> {
-        TxId::new(id)
-    }
-}
-
-impl From<TxId> for String {
-    fn from(id: TxId) -> String {
-        id.0
-    }
-}
+pub use banco_records::{TX_ID_MAX_LEN, TxId, TxIdError};
 
 /// A stake taken from a player's account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -138,7 +138,7 @@ fn decide(
         let last = heads.get(&round.row.table_id).cloned();
         let (expected_prev_hash, expected_seq) = match &last {
             Some(l) => (l.hash.clone(), l.chain_seq + 1),
-            None => (banco_table::actor::GENESIS_HASH.to_owned(), 1),
+            None => (banco_records::chain::GENESIS_HASH.to_owned(), 1),
         };
         if round.prev_hash != expected_prev_hash || round.chain_seq != expected_seq {
             answers.push(Appended::Gap {

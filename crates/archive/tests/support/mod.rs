@@ -197,10 +197,7 @@ pub fn seal(rounds: &[FinishedRound]) -> Vec<SealedRound> {
 }
 
 fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
+    banco_records::hex::from_hex(text).unwrap()
 }
 
 /// The wire record the broadcaster's client sends for a sealed round.
