@@ -311,11 +311,14 @@ async fn walk_every_table(
     keys: &TrustedKeys,
     table_id: &str,
 ) -> Result<pb::VerifyResponse, ArchiveError> {
-    let tables = if table_id.is_empty() {
-        store.tables().await?
-    } else {
-        vec![table_id.to_owned()]
-    };
+    let every_table = table_id.is_empty();
+    // The aggregates and each table's head in one snapshot, first: the walk stops at these
+    // heads, so that rounds appended meanwhile are neither walked nor folded.
+    let (stored, heads) = store
+        .stored_aggregates((!every_table).then_some(table_id))
+        .await?;
+    let mut tables: Vec<String> = heads.keys().cloned().collect();
+    tables.sort();
     let mut checked = 0;
     let mut clip_seals = 0;
     let mut head = None;
@@ -329,9 +332,11 @@ async fn walk_every_table(
             head: None,
             last_seq: 0,
         };
-        loop {
+        let bound = heads.get(&table).copied().unwrap_or(0);
+        while walk.last_seq < bound {
             let after = walk.head.as_ref().map(|_| (table.as_str(), walk.last_seq));
-            let batch = store.rounds_in_chain_order(&filter, after, BATCH).await?;
+            let mut batch = store.rounds_in_chain_order(&filter, after, BATCH).await?;
+            batch.retain(|r| i64::try_from(r.chain.chain_seq).is_ok_and(|seq| seq <= bound));
             if batch.is_empty() {
                 break;
             }
@@ -415,10 +420,6 @@ async fn walk_every_table(
         }
     }
     let (head_id, head_hash) = head.unwrap_or_default();
-    let every_table = table_id.is_empty();
-    let stored = store
-        .stored_aggregates((!every_table).then_some(table_id))
-        .await?;
     if let Some(problem) = first_difference(&folded, &stored, every_table) {
         return Ok(pb::VerifyResponse {
             ok: false,

@@ -339,14 +339,33 @@ macro_rules! keyed {
 impl crate::store::Store {
     /// Every stored row of `stats_totals` (of `table` only, if given) and, when no table is
     /// given, of `stats_positions` (whose rows add up over tables): what Verify compares with
-    /// the rows the records fold to.
+    /// the rows the records fold to. With them, the newest `chain_seq` of each table, read
+    /// in the same snapshot: appends go on while Verify walks, and the aggregates are what
+    /// the rounds up to these heads fold to, not what the rounds stored later do.
     pub(crate) async fn stored_aggregates(
         &self,
         table: Option<&str>,
-    ) -> Result<Folded, crate::error::ArchiveError> {
+    ) -> Result<(Folded, HashMap<String, i64>), crate::error::ArchiveError> {
         use sqlx::Row as _;
         let mut folded = Folded::default();
-        let totals = crate::store::on_pool!(self, |pool| {
+        let (totals, positions, heads) = crate::store::on_pool!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            if matches!(self.db(), crate::store::Db::Postgres(_)) {
+                // READ COMMITTED (the default) takes a snapshot per statement.
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            // SQLite (WAL) holds one read snapshot from a transaction's first read to its end.
+            let mut q = sqlx::QueryBuilder::new("SELECT table_id, MAX(chain_seq) FROM rounds");
+            if let Some(table) = table {
+                q.push(" WHERE table_id = ").push_bind(table);
+            }
+            q.push(" GROUP BY table_id");
+            let mut heads = HashMap::new();
+            for row in q.build().fetch_all(&mut *tx).await? {
+                heads.insert(row.try_get::<String, _>(0)?, row.try_get::<i64, _>(1)?);
+            }
             let mut q = sqlx::QueryBuilder::new(
                 "SELECT id, scope, scope_key, table_id, rounds, voided, corrections, banker,
                     player, tie, naturals, player_pairs, banker_pairs, house, run_winner,
@@ -355,9 +374,9 @@ impl crate::store::Store {
             if let Some(table) = table {
                 q.push(" WHERE table_id = ").push_bind(table);
             }
-            let mut rows = Vec::new();
-            for row in q.build().fetch_all(pool).await? {
-                rows.push(keyed!(
+            let mut totals = Vec::new();
+            for row in q.build().fetch_all(&mut *tx).await? {
+                totals.push(keyed!(
                     row,
                     ScopeTotals {
                         rounds: row.try_get(4)?,
@@ -377,18 +396,14 @@ impl crate::store::Store {
                     }
                 ));
             }
-            rows
-        });
-        folded.totals = totals.into_iter().collect();
-        if table.is_none() {
-            let positions = crate::store::on_pool!(self, |pool| {
-                let mut rows = Vec::new();
+            let mut positions = Vec::new();
+            if table.is_none() {
                 let q = sqlx::query(
                     "SELECT id, scope, scope_key, position, bets, wins, staked, returned
                         FROM stats_positions",
                 );
-                for row in q.fetch_all(pool).await? {
-                    rows.push(keyed!(
+                for row in q.fetch_all(&mut *tx).await? {
+                    positions.push(keyed!(
                         row,
                         PositionTotals {
                             bets: row.try_get(4)?,
@@ -398,11 +413,13 @@ impl crate::store::Store {
                         }
                     ));
                 }
-                rows
-            });
-            folded.positions = positions.into_iter().collect();
-        }
-        Ok(folded)
+            }
+            tx.rollback().await?;
+            (totals, positions, heads)
+        });
+        folded.totals = totals.into_iter().collect();
+        folded.positions = positions.into_iter().collect();
+        Ok((folded, heads))
     }
 }
 
