@@ -131,3 +131,28 @@ async fn damage_before_the_last_line_is_an_error_naming_the_line() {
     assert!(err.to_string().contains("line 2"), "{err}");
     assert!(err.to_string().contains("seq 3 after 1"), "{err}");
 }
+
+/// An `outbox.jsonl` of format version 1 (T01's lines of the golden records in
+/// `crates/records/tests/golden/v1`) opens where it ended, and a round written after it
+/// goes after its last line.
+#[tokio::test]
+async fn a_version_1_outbox_opens_and_goes_on() {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../records/tests/golden/v1/rounds.jsonl");
+    let t01: String = std::fs::read_to_string(golden)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"table\":\"T01\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("outbox.jsonl");
+    std::fs::write(&path, &t01).unwrap();
+    let outbox = OutboxFile::open(&path).unwrap();
+    assert_eq!(outbox.last_seq(), 4);
+    assert_eq!(lines(&path), [1, 2, 3, 4]);
+    let last: SealedRound = serde_json::from_str(t01.lines().last().unwrap()).unwrap();
+    outbox.append(&round(5, &last.hash)).await.unwrap();
+    assert_eq!(lines(&path), [1, 2, 3, 4, 5]);
+    assert!(std::fs::read_to_string(&path).unwrap().starts_with(&t01));
+}

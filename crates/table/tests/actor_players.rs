@@ -265,6 +265,8 @@ async fn a_journal_from_before_seats_and_chat_replays() {
     let mut first = serde_json::to_value(JournaledConfig {
         table: TableConfig::new("T01", Pacing::Live),
         default_shoe: None,
+        // Before formats were numbered.
+        format: 0,
     })
     .unwrap();
     let policy = first["table"]["policy"].as_object_mut().unwrap();

@@ -12,6 +12,11 @@ use serde_json::Value;
 
 use crate::policy::TableConfig;
 
+/// The journal format this version writes: the JSON of [`crate::actor::JournalEntry`]
+/// (and of the commands in it) in each record after the first. Its golden journals are
+/// `crates/records/tests/golden/v1/*.journal`, which every later version must replay.
+pub const JOURNAL_FORMAT: u32 = 1;
+
 /// Record 1 of every journal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,15 +25,41 @@ pub struct JournaledConfig {
     /// The shoe an `OpenShoe` without its own config opens, if the host has a default.
     #[serde(default)]
     pub default_shoe: Option<ShoeConfig>,
+    /// The journal's format ([`JOURNAL_FORMAT`] when this version starts it); 0 (absent)
+    /// in journals started before formats were numbered, which read as format 1.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub format: u32,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if"
+)]
+const fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl JournaledConfig {
     /// `Err` names the first setting (as a dotted path) where the journal's configuration
-    /// and `configured` differ, with both values.
+    /// and `configured` differ, with both values; or says the journal is of a format this
+    /// version cannot read. The format itself may differ (a journal keeps the one it was
+    /// started with).
     pub(crate) fn check_same(&self, configured: &JournaledConfig) -> Result<(), String> {
-        if self == configured {
+        if self.format > JOURNAL_FORMAT {
+            return Err(format!(
+                "the journal is of format {}, written by a newer banco; this version reads \
+                 format {JOURNAL_FORMAT} and earlier",
+                self.format
+            ));
+        }
+        let configured = JournaledConfig {
+            format: self.format,
+            ..configured.clone()
+        };
+        if *self == configured {
             return Ok(());
         }
+        let configured = &configured;
         let encode = |c: &JournaledConfig| serde_json::to_value(c).map_err(|e| e.to_string());
         let (journaled, now) = (encode(self)?, encode(configured)?);
         Err(first_difference("", &journaled, &now).unwrap_or_else(|| {
@@ -83,7 +114,24 @@ mod tests {
         JournaledConfig {
             table: TableConfig::new("T01", Pacing::Live),
             default_shoe: None,
+            format: JOURNAL_FORMAT,
         }
+    }
+
+    #[test]
+    fn a_journal_of_an_older_format_runs_and_of_a_newer_one_is_refused() {
+        let old = JournaledConfig {
+            format: 0,
+            ..config()
+        };
+        assert_eq!(old.check_same(&config()), Ok(()));
+        assert!(!serde_json::to_string(&old).unwrap().contains("format"));
+        let newer = JournaledConfig {
+            format: JOURNAL_FORMAT + 1,
+            ..config()
+        };
+        let why = newer.check_same(&config()).unwrap_err();
+        assert!(why.contains("format 2, written by a newer banco"), "{why}");
     }
 
     #[test]

@@ -70,7 +70,7 @@ use tokio::task::JoinHandle;
 
 pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
-pub use journaled_config::JournaledConfig;
+pub use journaled_config::{JOURNAL_FORMAT, JournaledConfig};
 /// [`ActorConfig::checkpoint_every`] by default.
 pub const DEFAULT_CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 

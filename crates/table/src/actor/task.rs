@@ -190,6 +190,7 @@ fn journaled_config(config: &ActorConfig) -> JournaledConfig {
     JournaledConfig {
         table: config.table.clone(),
         default_shoe: config.default_shoe,
+        format: super::journaled_config::JOURNAL_FORMAT,
     }
 }
 

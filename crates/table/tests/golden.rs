@@ -1,0 +1,429 @@
+//! The stored formats of version 1, against the golden files in
+//! `crates/records/tests/golden/v1/`, written by this version: every later version must
+//! replay those journals and seal exactly those records, byte for byte (hashes and
+//! signatures included), or it has changed a format that auditors and restarts depend on.
+//!
+//! - `T01.journal`: a live table: bets by two players (two requests on one round), a bet
+//!   refused by the wallet and its debit cancelled, bets cleared and placed again, a card
+//!   taken back, a round voided, a shoe ended early and a new one opened with its burn;
+//! - `T02.journal`: an automated single-player table dealing a one-deck shoe to its end,
+//!   committed to and revealed;
+//! - `rounds.jsonl`: every round both tables sealed, one `SealedRound` a line, the format
+//!   of a broadcaster's `outbox.jsonl`, signed by the key of seed `[42; 32]`;
+//! - `T01.checkpoint.json`: T01's last signed checkpoint.
+//!
+//! `BANCO_WRITE_GOLDEN=1 cargo test -p banco-table --test golden` writes them again: only
+//! for a new format version, in a new folder, never over v1.
+#![allow(clippy::unwrap_used)]
+
+mod actor_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use actor_support::{CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok};
+use banco_rules::BetKind;
+use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
+use banco_table::actor::{
+    ActorConfig, Checkpoint, Clock, JournalEntry, ManualClock, SealedRound, TableHandle,
+    TableSigner,
+};
+use banco_table::journal::Journal;
+use banco_table::{ActorTask, Command, LocalRules, MemorySink, Pacing};
+
+const START_MS: u64 = 1_800_000_000_000;
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../records/tests/golden/v1")
+}
+
+fn signer() -> Arc<TableSigner> {
+    Arc::new(TableSigner::new(banco_auth::keys::signing_key_from_seed(
+        &[42; 32],
+    )))
+}
+
+fn actor_config(dir: &Path, table: &str, pacing: Pacing) -> ActorConfig {
+    let mut actor = config(dir, pacing);
+    actor.table.table_id = table.to_owned();
+    actor.journal = dir.join(format!("{table}.journal"));
+    actor.outbox_watermark = dir.join(format!("{table}.outbox"));
+    actor.checkpoint_file = dir.join(format!("{table}.checkpoint.json"));
+    actor.signer = Some(signer());
+    actor
+}
+
+async fn start(
+    dir: &Path,
+    table: &str,
+    pacing: Pacing,
+    sink: &Arc<MemorySink>,
+) -> (TableHandle, ActorTask, ManualClock) {
+    let (clock, time) = Clock::manual(START_MS);
+    let (handle, task) = banco_table::spawn(
+        actor_config(dir, table, pacing),
+        Arc::new(LocalRules),
+        Arc::clone(sink) as _,
+        clock,
+    )
+    .await
+    .unwrap();
+    (handle, task, time)
+}
+
+fn burning(decks: u8) -> ShoeConfig {
+    ShoeConfig {
+        decks,
+        cut_card_from_end: 16,
+        burn: BurnRule::ExposeAndBurn,
+        procedure: Procedure::CutCard,
+    }
+}
+
+fn open_shoe(config: ShoeConfig) -> Command {
+    Command::OpenShoe {
+        config,
+        by: CROUPIER.into(),
+        now_ms: 0,
+        commitment: None,
+    }
+}
+
+/// Waits until every payout and refund the table owes `players` has been taken.
+async fn settled(handle: &TableHandle, players: &[&str]) {
+    for player in players {
+        actor_support::eventually_async("the wallet took every credit", || async {
+            handle.player(player).await.unwrap().pending == 0
+        })
+        .await;
+    }
+}
+
+/// T01: the live table's script.
+async fn play_live(handle: &TableHandle, time: &ManualClock) {
+    let step = || time.advance(1_000);
+    fund(handle, "alice", 100_000).await;
+    fund(handle, "bob", 3_000).await;
+    ok(handle, open_shoe(burning(8))).await;
+    ok(
+        handle,
+        Command::Burn {
+            exposed: card("4S"),
+            by: CROUPIER.into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+
+    // Round 1: alice in two requests, bob's over his balance refused by the wallet, then
+    // a bet he can pay; a Player natural.
+    let round = ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap();
+    step();
+    ok(handle, bet(&round, "alice", BetKind::Banker, 2_000, "a1")).await;
+    step();
+    ok(handle, bet(&round, "alice", BetKind::PlayerPair, 500, "a2")).await;
+    step();
+    let refused = handle
+        .submit(None, bet(&round, "bob", BetKind::Player, 5_000, "b1"))
+        .await
+        .unwrap();
+    assert!(
+        refused.events.iter().any(|e| matches!(
+            e,
+            banco_table::Event::BetsRefused { .. } | banco_table::Event::BetsPending { .. }
+        )),
+        "{refused:?}"
+    );
+    step();
+    ok(handle, bet(&round, "bob", BetKind::Player, 1_000, "b2")).await;
+    step();
+    ok(handle, close_betting()).await;
+    for c in ["8H", "2C", "KD", "3S"] {
+        step();
+        ok(handle, deal(c)).await;
+    }
+    step();
+    ok(handle, confirm(&round)).await;
+    settled(handle, &["alice", "bob"]).await;
+
+    // Round 2: alice clears and bets again; a card taken back and dealt again.
+    step();
+    let round = ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap();
+    step();
+    ok(
+        handle,
+        Command::PlaceBets {
+            player: "alice".into(),
+            round_id: round.clone(),
+            bets: vec![(BetKind::Player, 1_000), (BetKind::Tie, 500)],
+            key: "a3".into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    step();
+    ok(
+        handle,
+        Command::ClearBets {
+            player: "alice".into(),
+            round_id: None,
+            key: "a4".into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    step();
+    ok(handle, bet(&round, "alice", BetKind::Banker, 1_500, "a5")).await;
+    step();
+    ok(handle, close_betting()).await;
+    for c in ["2H", "5D", "4C"] {
+        step();
+        ok(handle, deal(c)).await;
+    }
+    step();
+    ok(
+        handle,
+        Command::UndoLastCard {
+            reason: "misread".into(),
+            by: "pit boss".into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    for c in ["4C", "9S", "6H"] {
+        step();
+        ok(handle, deal(c)).await;
+    }
+    step();
+    ok(handle, confirm(&round)).await;
+    settled(handle, &["alice"]).await;
+
+    // Round 3: voided after two cards; the stakes refunded.
+    step();
+    let round = ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap();
+    step();
+    ok(handle, bet(&round, "bob", BetKind::Banker, 700, "b3")).await;
+    step();
+    ok(handle, close_betting()).await;
+    for c in ["7C", "7D"] {
+        step();
+        ok(handle, deal(c)).await;
+    }
+    step();
+    ok(
+        handle,
+        Command::VoidRound {
+            round_id: round,
+            reason: "card on the floor".into(),
+            by: CROUPIER.into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    settled(handle, &["bob"]).await;
+
+    // The shoe ended early, a new one opened and burned; one round on it.
+    step();
+    ok(
+        handle,
+        Command::EndShoe {
+            reason: "shoe damaged".into(),
+            by: CROUPIER.into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    step();
+    ok(handle, open_shoe(burning(6))).await;
+    step();
+    ok(
+        handle,
+        Command::Burn {
+            exposed: card("KH"),
+            by: CROUPIER.into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+    step();
+    let round = ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap();
+    step();
+    ok(handle, bet(&round, "alice", BetKind::Player, 1_000, "a6")).await;
+    step();
+    ok(handle, close_betting()).await;
+    for c in ["TS", "JH", "QD", "KC", "5S", "6C"] {
+        step();
+        ok(handle, deal(c)).await;
+    }
+    step();
+    ok(handle, confirm(&round)).await;
+    settled(handle, &["alice"]).await;
+}
+
+/// T02: an automated single-player table deals a one-deck shoe to its end.
+async fn play_automated(handle: &TableHandle, time: &ManualClock) {
+    fund(handle, "solo", 100_000).await;
+    ok(
+        handle,
+        Command::OpenShoe {
+            config: ShoeConfig {
+                decks: 1,
+                cut_card_from_end: 20,
+                burn: BurnRule::ExposeAndBurn,
+                procedure: Procedure::CutCard,
+            },
+            by: "operator".into(),
+            now_ms: 0,
+            commitment: None,
+        },
+    )
+    .await;
+    let mut n = 0;
+    while handle.snapshot().await.unwrap().table.shoe == Some(1) {
+        time.advance(1_000);
+        let round = handle.snapshot().await.unwrap().table.round_id.unwrap();
+        ok(
+            handle,
+            bet(&round, "solo", BetKind::Banker, 100, &format!("s{n}")),
+        )
+        .await;
+        ok(
+            handle,
+            Command::Deal {
+                player: "solo".into(),
+                now_ms: 0,
+            },
+        )
+        .await;
+        n += 1;
+        assert!(n < 30, "a one-deck shoe lasts fewer than 30 rounds");
+    }
+    settled(handle, &["solo"]).await;
+}
+
+fn lines(rounds: &[SealedRound]) -> String {
+    rounds
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect()
+}
+
+/// Writes the golden files into `to` (see the module's docs).
+async fn write_golden(to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sealed = Vec::new();
+    for (table, pacing) in [("T01", Pacing::Live), ("T02", Pacing::SinglePlayer)] {
+        let sink = Arc::new(MemorySink::new());
+        let (handle, task, time) = start(dir.path(), table, pacing, &sink).await;
+        match pacing {
+            Pacing::Live => play_live(&handle, &time).await,
+            _ => play_automated(&handle, &time).await,
+        }
+        actor_support::eventually("every round archived", || {
+            sink.checkpoints()
+                .last()
+                .is_some_and(|c| Some(c.chain_seq) == sink.received().last().map(|r| r.seq))
+        })
+        .await;
+        task.shutdown().await;
+        sealed.extend(sink.received());
+        std::fs::copy(
+            dir.path().join(format!("{table}.journal")),
+            to.join(format!("{table}.journal")),
+        )
+        .unwrap();
+        if table == "T01" {
+            std::fs::copy(
+                dir.path().join("T01.checkpoint.json"),
+                to.join("T01.checkpoint.json"),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(to.join("rounds.jsonl"), lines(&sealed)).unwrap();
+}
+
+/// Every record of `journal` reads as this version's entry and encodes back to the very
+/// bytes stored.
+fn journal_reencodes(journal: &Path) {
+    let (_journal, records) = Journal::open(journal).unwrap();
+    let mut records = records.into_iter();
+    let first = records.next().unwrap();
+    let config: banco_table::actor::JournaledConfig =
+        serde_json::from_slice(&first.payload).unwrap();
+    assert_eq!(serde_json::to_vec(&config).unwrap(), first.payload);
+    for record in records {
+        let entry: JournalEntry = serde_json::from_slice(&record.payload)
+            .unwrap_or_else(|e| panic!("record {}: {e}", record.seq));
+        assert_eq!(
+            serde_json::to_vec(&entry).unwrap(),
+            record.payload,
+            "record {} re-encodes to other bytes",
+            record.seq
+        );
+    }
+}
+
+#[tokio::test]
+async fn version_1_journals_replay_to_the_golden_records_byte_for_byte() {
+    let golden = golden_dir();
+    if std::env::var_os("BANCO_WRITE_GOLDEN").is_some() {
+        write_golden(&golden).await;
+    }
+    let expected = std::fs::read_to_string(golden.join("rounds.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut replayed = Vec::new();
+    for (table, pacing) in [("T01", Pacing::Live), ("T02", Pacing::SinglePlayer)] {
+        let journal = dir.path().join(format!("{table}.journal"));
+        std::fs::copy(golden.join(format!("{table}.journal")), &journal).unwrap();
+        journal_reencodes(&journal);
+        // No watermark: the outbox sends every round the replay seals.
+        let sink = Arc::new(MemorySink::new());
+        let (_handle, task, _time) = start(dir.path(), table, pacing, &sink).await;
+        let count = expected
+            .lines()
+            .filter(|l| l.contains(&format!("\"table\":\"{table}\"")))
+            .count();
+        actor_support::eventually("the replayed rounds delivered", || {
+            sink.received().len() >= count
+        })
+        .await;
+        task.shutdown().await;
+        replayed.extend(sink.received());
+    }
+    let replayed = lines(&replayed);
+    for (n, (ours, golden)) in replayed.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(ours, golden, "round {} of rounds.jsonl", n + 1);
+    }
+    assert_eq!(replayed.lines().count(), expected.lines().count());
+
+    let checkpoint = Checkpoint::read(&golden.join("T01.checkpoint.json")).unwrap();
+    let public = banco_auth::keys::signing_key_from_seed(&[42; 32]).verifying_key();
+    checkpoint.verify(&public).unwrap();
+    let last = expected
+        .lines()
+        .rfind(|l| l.contains("\"table\":\"T01\""))
+        .unwrap();
+    let last: SealedRound = serde_json::from_str(last).unwrap();
+    assert_eq!(
+        (checkpoint.chain_seq, checkpoint.head_hash.as_str()),
+        (last.seq, last.hash.as_str())
+    );
+}
