@@ -3,6 +3,9 @@
 //!
 //! - [`procs`]: keys, tokens, and the validator and broadcaster as child processes.
 //! - [`clients`]: a croupier console that numbers its commands, and player clients.
+//! - [`follow`]: a player app following a table, resuming on another server when one
+//!   goes.
+//! - [`nats`]: NATS JetStream of the test's own, and a table's stream read back.
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
 //! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
@@ -11,8 +14,10 @@
 
 pub mod archive;
 pub mod clients;
+pub mod follow;
 pub mod metrics;
 pub mod model;
+pub mod nats;
 pub mod outbox;
 pub mod procs;
 pub mod wallet_proxy;

@@ -25,6 +25,7 @@
 
 mod archive_sink;
 mod error;
+mod events;
 mod history;
 mod hosted;
 mod hub;
@@ -44,10 +45,11 @@ mod wire;
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
 pub use banco_auth::{ServerTls, TlsError};
 pub use error::BroadcasterError;
+pub use events::{EventLog, EventOptions, EventsError};
 pub use hosted::HostedTable;
 pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
-pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
+pub use metrics::{EventMetricFamilies, HubMetricFamilies, VideoMetricFamilies};
 pub use outbox::OutboxFile;
 pub use player_service::{PlayerServer, WelcomeCredit};
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};

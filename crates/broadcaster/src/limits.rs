@@ -186,6 +186,14 @@ impl PlayerGuard {
         }
     }
 
+    /// The same budgets, with another check of the token (other roles).
+    pub(crate) fn with_auth(&self, auth: AuthInterceptor) -> PlayerGuard {
+        PlayerGuard {
+            auth,
+            ..self.clone()
+        }
+    }
+
     /// The verified caller, if their token is good and they are within their rate.
     pub(crate) fn admit<T>(
         &self,

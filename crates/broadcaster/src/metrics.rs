@@ -72,6 +72,70 @@ impl HubMetrics {
     }
 }
 
+/// What each table's publisher to its stream counts (`--events`): events published, made
+/// again from the journal, waiting in memory, and whether the table was fenced (another
+/// broadcaster publishes it now).
+#[derive(Debug, Clone, Default)]
+pub struct EventMetricFamilies {
+    published: Family<Table, Counter>,
+    remade: Family<Table, Counter>,
+    buffered: Family<Table, Gauge>,
+    fenced: Family<Table, Gauge>,
+}
+
+impl EventMetricFamilies {
+    /// New families, registered into `registry` under `banco_events_*`.
+    pub fn register(registry: &mut Registry) -> EventMetricFamilies {
+        let f = EventMetricFamilies::default();
+        registry.register(
+            "banco_events_published",
+            "Events published to the table's stream and acknowledged",
+            f.published.clone(),
+        );
+        registry.register(
+            "banco_events_remade",
+            "Events the stream missed, made again from the table's journal",
+            f.remade.clone(),
+        );
+        registry.register(
+            "banco_events_buffered",
+            "Events waiting in memory for the stream's acknowledgement",
+            f.buffered.clone(),
+        );
+        registry.register(
+            "banco_events_fenced",
+            "1 once another broadcaster publishes this table's events (this one stopped)",
+            f.fenced.clone(),
+        );
+        f
+    }
+
+    pub(crate) fn for_table(&self, table_id: &str) -> EventMetrics {
+        let labels = [("table", table_id.to_owned())];
+        EventMetrics {
+            published: self.published.get_or_create_owned(&labels),
+            remade: self.remade.get_or_create_owned(&labels),
+            buffered: self.buffered.get_or_create_owned(&labels),
+            fenced: self.fenced.get_or_create_owned(&labels),
+        }
+    }
+}
+
+/// One table's publisher handles.
+#[derive(Debug, Clone)]
+pub(crate) struct EventMetrics {
+    pub(crate) published: Counter,
+    pub(crate) remade: Counter,
+    pub(crate) buffered: Gauge,
+    pub(crate) fenced: Gauge,
+}
+
+impl EventMetrics {
+    pub(crate) fn buffered(&self, n: usize) {
+        self.buffered.set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+}
+
 /// What the video relays count, by table: viewers now, units relayed, viewers that fell
 /// behind and the units they skipped, whether a camera publishes, and round clips. The
 /// relay, each viewer's stream, the clip recorder and the archive sink set their own

@@ -37,8 +37,8 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use super::common::{InProcess, connect, cpu_of, keys, own_rss, rss_of, token, token_text};
-use super::nats::NatsServer;
 use super::subscribers::Report;
+use banco_natsd::{NatsOptions, NatsServer};
 
 const TABLE: &str = "T01";
 const SUBJECT: &str = "banco.T01.events";
@@ -410,10 +410,9 @@ async fn run_banco(
 }
 
 async fn run_nats(args: &FanoutArgs, sent: &[Sent]) -> anyhow::Result<Run> {
-    let server = NatsServer::start().await?;
-    let result = run_nats_on(args, &server, sent).await;
-    server.stop().await;
-    result
+    let server = NatsServer::start(NatsOptions::default())?;
+    // Dropping it stops it, on error paths too.
+    run_nats_on(args, &server, sent).await
 }
 
 async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> anyhow::Result<Run> {
@@ -427,7 +426,7 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     let publisher = async_nats::connect(server.url.as_str())
         .await
         .with_context(|| format!("could not connect to NATS at {}", server.url))?;
-    let before = rss_of(server.pid)?;
+    let before = rss_of(server.pid())?;
     let mut child = Subscribers::spawn(&[
         "--nats".into(),
         server.url.clone(),
@@ -440,10 +439,10 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     ])?;
     child.ready(args.subscribers).await?;
     tokio::time::sleep(SETTLE).await;
-    let after = rss_of(server.pid)?;
+    let after = rss_of(server.pid())?;
 
     // The same events at the same moments as banco sent them, each encoded once.
-    let cpu_before = cpu_of(Some(server.pid))?;
+    let cpu_before = cpu_of(Some(server.pid()))?;
     let started = tokio::time::Instant::now();
     for (at, event) in sent {
         tokio::time::sleep_until(started + *at).await;
@@ -460,7 +459,7 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     let started = Instant::now() - started.elapsed();
     let report = child.finish(dealt.len()).await?;
     let wall = started.elapsed();
-    let server_cpu = cpu_of(Some(server.pid))?.saturating_sub(cpu_before);
+    let server_cpu = cpu_of(Some(server.pid()))?.saturating_sub(cpu_before);
     let cards: Vec<String> = dealt
         .iter()
         .map(|d| d.card.as_ref().map_or(String::new(), |c| c.card.clone()))
