@@ -68,6 +68,7 @@ pub struct Follower {
     seen: Arc<Mutex<Seen>>,
     servers: Arc<Mutex<Vec<String>>>,
     stop: watch::Sender<bool>,
+    paused: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
 }
 
@@ -81,24 +82,48 @@ impl Follower {
         token: &str,
         table: &str,
     ) -> Follower {
+        Follower::start_with(servers, first, player, token, table, None)
+    }
+
+    /// [`Follower::start`] with HTTP/2 receive windows of `window` bytes (a small one makes
+    /// a reader that stops reading felt at once by the server).
+    pub fn start_with(
+        servers: &[String],
+        first: usize,
+        player: &str,
+        token: &str,
+        table: &str,
+        window: Option<u32>,
+    ) -> Follower {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let servers = Arc::new(Mutex::new(servers.to_vec()));
         let (stop, stopped) = watch::channel(false);
+        let (paused, pause) = watch::channel(false);
         let task = tokio::spawn(follow(
-            Arc::clone(&servers),
-            first,
-            token.to_owned(),
-            table.to_owned(),
+            Following {
+                servers: Arc::clone(&servers),
+                first,
+                token: token.to_owned(),
+                table: table.to_owned(),
+                window,
+            },
             Arc::clone(&seen),
             stopped,
+            pause,
         ));
         Follower {
             player: player.to_owned(),
             seen,
             servers,
             stop,
+            paused,
             task: Some(task),
         }
+    }
+
+    /// Stops reading its stream (without closing anything), or reads on.
+    pub fn pause(&self, paused: bool) {
+        self.paused.send_replace(paused);
     }
 
     /// What it was sent so far.
@@ -138,14 +163,28 @@ impl Drop for Follower {
     }
 }
 
-async fn follow(
+/// Where and how a follower follows.
+struct Following {
     servers: Arc<Mutex<Vec<String>>>,
     first: usize,
     token: String,
     table: String,
+    window: Option<u32>,
+}
+
+async fn follow(
+    following: Following,
     seen: Arc<Mutex<Seen>>,
     mut stopped: watch::Receiver<bool>,
+    mut paused: watch::Receiver<bool>,
 ) {
+    let Following {
+        servers,
+        first,
+        token,
+        table,
+        window,
+    } = following;
     let lock = || {
         seen.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -160,12 +199,15 @@ async fn follow(
         };
         let resume = lock().last_seq();
         let opened = async {
-            let channel = Endpoint::from_shared(url.clone())
+            let mut endpoint = Endpoint::from_shared(url.clone())
                 .ok()?
-                .connect_timeout(Duration::from_secs(1))
-                .connect()
-                .await
-                .ok()?;
+                .connect_timeout(Duration::from_secs(1));
+            if let Some(window) = window {
+                endpoint = endpoint
+                    .initial_stream_window_size(window)
+                    .initial_connection_window_size(window);
+            }
+            let channel = endpoint.connect().await.ok()?;
             let mut client = player_client(channel, &token);
             let stream = client
                 .subscribe(pb::SubscribeRequest {
@@ -196,7 +238,11 @@ async fn follow(
         loop {
             let message = tokio::select! {
                 () = stopping(&mut stopped) => return,
-                message = stream.message() => message,
+                message = async {
+                    // Paused: the stream is left unread, and the server's window fills.
+                    let _ = paused.wait_for(|p| !*p).await;
+                    stream.message().await
+                } => message,
             };
             match message {
                 Ok(Some(event)) => lock().events.push(event),

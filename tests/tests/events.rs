@@ -6,15 +6,14 @@
 
 use std::time::Duration;
 
-use banco_e2e::clients::{Cmd, Croupier, player_client};
+use banco_e2e::clients::{Cmd, Croupier};
 use banco_e2e::follow::{Follower, Seen};
 use banco_e2e::nats::{Streamed, start_nats, stream_of, timeless, visible_to};
 use banco_e2e::poll;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_validator};
+use banco_e2e::studio::{Studio, TABLE, assert_stream_ordered};
 use banco_wire::pb;
 use banco_wire::pb::table_event::Event as E;
-
-const TABLE: &str = "T01";
 
 /// Indexes of a seq at or above this are the hub's own events (coalesced totals, warnings,
 /// refusals), which no journal record carries (player.proto: the record is the seq's high
@@ -25,112 +24,30 @@ fn is_hub_made(seq: u64) -> bool {
     seq & ((1 << 20) - 1) > HUB_MADE
 }
 
-/// The stream's messages are numbered as their events: `Nats-Msg-Id` is the seq, every
-/// seq strictly after the one before (so none twice).
-fn assert_ordered_once(stream: &[Streamed]) {
-    for m in stream {
-        assert_eq!(m.msg_id, m.event.seq.to_string(), "{m:?}");
-    }
-    for pair in stream.windows(2) {
-        assert!(
-            pair[0].event.seq < pair[1].event.seq,
-            "out of order or twice in the stream: {} then {}",
-            pair[0].event.seq,
-            pair[1].event.seq
-        );
-    }
-}
-
-/// A validator, NATS and a broadcaster publishing to it, with a croupier and a welcome
-/// credit for players.
-struct Rig {
-    dir: tempfile::TempDir,
-    keys: Keys,
-    nats: banco_natsd::NatsServer,
-    _validator: Service,
-    setup: BroadcasterSetup,
-    broadcaster: Service,
-    croupier: Croupier,
-}
-
-impl Rig {
-    async fn start() -> Rig {
-        let dir = tempfile::tempdir().unwrap();
-        let keys = Keys::generate(&dir.path().join("keys"));
-        let nats = start_nats(&dir.path().join("js"));
-        let validator = start_validator(&keys);
-        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
-        setup.welcome_credit = 100_000;
-        setup.extra_args = vec!["--events".into(), nats.url.clone()];
-        let broadcaster = setup.start();
-        // Restarts come back where the players' apps expect it.
-        setup.listen = broadcaster.addr().to_owned();
-        let croupier = Croupier::new(
-            channel(&broadcaster.url()).await,
-            &keys.issue("croupier", "anna", "1h"),
-            TABLE,
-            "ev",
-        );
-        Rig {
-            dir,
-            keys,
-            nats,
-            _validator: validator,
-            setup,
-            broadcaster,
-            croupier,
-        }
-    }
-
-    /// SIGKILL, then a start on the same journal and port.
-    async fn restart_broadcaster(&mut self) {
-        self.broadcaster.kill();
-        self.broadcaster = self.setup.start();
-        self.croupier
-            .reconnect(channel(&self.broadcaster.url()).await);
-    }
-
-    /// `player`'s app, following the table on the broadcaster, once it has its snapshot.
-    async fn follower(&self, player: &str) -> Follower {
-        let token = self.keys.issue("player", player, "1h");
-        let follower = Follower::start(&[self.broadcaster.url()], 0, player, &token, TABLE);
-        let seen = poll(
-            Duration::from_secs(10),
-            Duration::from_millis(20),
-            async || follower.seen(),
-            |s| !s.events.is_empty(),
-        )
-        .await;
-        assert!(
-            matches!(
-                seen.events.first().and_then(|e| e.event.as_ref()),
-                Some(E::Snapshot(_))
-            ),
-            "{seen:?}"
-        );
-        follower
-    }
-
-    async fn bet(&self, player: &str, round_id: &str, key: &str) {
-        let mut client = player_client(
-            channel(&self.broadcaster.url()).await,
-            &self.keys.issue("player", player, "1h"),
-        );
-        let reply = client
-            .place_bets(pb::PlaceBetsRequest {
-                table_id: TABLE.into(),
-                round_id: round_id.into(),
-                bets: vec![pb::Bet {
-                    kind: pb::BetKind::Player.into(),
-                    stake_minor: 1_000,
-                }],
-                idempotency_key: key.into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(banco_e2e::clients::all_accepted(&reply), "{reply:?}");
-    }
+/// `player`'s app, following the table on the origin itself, once it has its snapshot.
+async fn follow_origin(studio: &Studio, player: &str) -> Follower {
+    let follower = Follower::start(
+        &[studio.origin.url()],
+        0,
+        player,
+        &studio.token(player),
+        TABLE,
+    );
+    let seen = poll(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || follower.seen(),
+        |s| !s.events.is_empty(),
+    )
+    .await;
+    assert!(
+        matches!(
+            seen.events.first().and_then(|e| e.event.as_ref()),
+            Some(E::Snapshot(_))
+        ),
+        "{seen:?}"
+    );
+    follower
 }
 
 /// Waits until `follower` was sent the card `card`.
@@ -179,13 +96,13 @@ async fn settled_view(nats: &str, follower: &Follower) -> (Seen, Vec<Streamed>) 
 /// order; the stream numbers its messages by the events' seqs, strictly increasing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_broadcaster_resumes_its_subscribers_from_the_stream_without_a_gap() {
-    let mut rig = Rig::start().await;
+    let mut rig = Studio::start(0, &[]).await;
     rig.croupier.ok(Cmd::OpenShoe).await;
     rig.croupier.ok(Cmd::Burn("KH".into())).await;
-    let alice = rig.follower("alice").await;
+    let alice = follow_origin(&rig, "alice").await;
     let round = rig.croupier.ok(Cmd::OpenBetting).await.round_id;
-    rig.bet("alice", &round, "a-1").await;
-    rig.bet("bob", &round, "b-1").await;
+    rig.bet_at(&rig.origin.url(), "alice", &round).await;
+    rig.bet_at(&rig.origin.url(), "bob", &round).await;
     rig.croupier.ok(Cmd::CloseBetting).await;
     rig.croupier.ok(Cmd::Deal("2C".into())).await;
     rig.croupier.ok(Cmd::Deal("3D".into())).await;
@@ -201,7 +118,7 @@ async fn a_restarted_broadcaster_resumes_its_subscribers_from_the_stream_without
     .await;
     assert!(stream.last().is_some_and(|m| m.event.seq >= last));
 
-    rig.restart_broadcaster().await;
+    rig.restart_origin().await;
     rig.croupier.ok(Cmd::Deal("4H".into())).await;
     rig.croupier.ok(Cmd::Deal("5S".into())).await;
     rig.croupier.ok(Cmd::Confirm(round)).await;
@@ -217,7 +134,7 @@ async fn a_restarted_broadcaster_resumes_its_subscribers_from_the_stream_without
         (1, 0, 0),
         "one snapshot, no gap, no cut-off: {seen:?}"
     );
-    assert_ordered_once(&stream);
+    assert_stream_ordered(&stream);
     let from = seen.events[0].seq;
     let expected: Vec<pb::TableEvent> = visible_to(&stream, "alice")
         .into_iter()
@@ -230,7 +147,6 @@ async fn a_restarted_broadcaster_resumes_its_subscribers_from_the_stream_without
     let owners: Vec<&str> = stream.iter().map(|m| m.owner.as_str()).collect();
     let changes = owners.windows(2).filter(|w| w[0] != w[1]).count();
     assert_eq!(changes, 1, "{owners:?}");
-    drop(rig.dir);
 }
 
 /// The table never waits for NATS, and loses nothing to it. With the server killed, the
@@ -242,15 +158,15 @@ async fn a_restarted_broadcaster_resumes_its_subscribers_from_the_stream_without
 /// sent, and the subscriber resumed across the restart without a gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_table_never_waits_for_nats_and_the_stream_misses_nothing_the_journal_has() {
-    let mut rig = Rig::start().await;
+    let mut rig = Studio::start(0, &[]).await;
     rig.croupier.ok(Cmd::OpenShoe).await;
     rig.croupier.ok(Cmd::Burn("KH".into())).await;
-    let alice = rig.follower("alice").await;
+    let alice = follow_origin(&rig, "alice").await;
 
     // An outage the broadcaster outlives.
     rig.nats.kill();
     let round = rig.croupier.ok(Cmd::OpenBetting).await.round_id;
-    rig.bet("alice", &round, "a-1").await;
+    rig.bet_at(&rig.origin.url(), "alice", &round).await;
     rig.croupier.ok(Cmd::CloseBetting).await;
     rig.croupier.ok(Cmd::Deal("2C".into())).await;
     until_card(&alice, "2C").await;
@@ -274,15 +190,15 @@ async fn the_table_never_waits_for_nats_and_the_stream_misses_nothing_the_journa
     rig.croupier.ok(Cmd::Deal("3D".into())).await;
     rig.croupier.ok(Cmd::Deal("4H".into())).await;
     until_card(&alice, "4H").await;
-    rig.broadcaster.kill();
+    rig.origin.kill();
     rig.nats.restart().unwrap();
-    rig.restart_broadcaster().await;
+    rig.restart_origin().await;
     rig.croupier.ok(Cmd::Deal("5S".into())).await;
     rig.croupier.ok(Cmd::Confirm(round)).await;
     let (seen, stream) = settled_view(&rig.nats.url, &alice).await;
     drop(alice);
 
-    assert_ordered_once(&stream);
+    assert_stream_ordered(&stream);
     assert_eq!(
         seen.controls(),
         (1, 0, 0),
@@ -312,7 +228,6 @@ async fn the_table_never_waits_for_nats_and_the_stream_misses_nothing_the_journa
             "alice missed {event:?}"
         );
     }
-    drop(rig.dir);
 }
 
 /// A table moved to another broadcaster (its journal copied, the new one started) keeps
@@ -398,7 +313,7 @@ async fn a_stale_broadcaster_after_a_failover_is_refused_by_the_stream() {
         },
     )
     .await;
-    assert_ordered_once(&stream);
+    assert_stream_ordered(&stream);
     let first_new = stream.iter().position(|m| m.owner == new_owner).unwrap();
     assert!(
         stream[first_new..].iter().all(|m| m.owner == new_owner),

@@ -24,6 +24,7 @@
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
 mod archive_sink;
+mod edge;
 mod error;
 mod events;
 mod history;
@@ -44,12 +45,15 @@ mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
 pub use banco_auth::{ServerTls, TlsError};
+pub use edge::{EdgeOptions, EdgeStartError, serve_edge};
 pub use error::BroadcasterError;
 pub use events::{EventLog, EventOptions, EventsError};
 pub use hosted::HostedTable;
 pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
-pub use metrics::{EventMetricFamilies, HubMetricFamilies, VideoMetricFamilies};
+pub use metrics::{
+    EdgeMetricFamilies, EventMetricFamilies, HubMetricFamilies, VideoMetricFamilies,
+};
 pub use outbox::OutboxFile;
 pub use player_service::{PlayerServer, WelcomeCredit};
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};

@@ -72,6 +72,56 @@ impl HubMetrics {
     }
 }
 
+/// What an edge counts: its subscribers (as a broadcaster's hubs count theirs), how far
+/// it is behind each table's stream, its video relays and their upstreams, and every call
+/// it forwarded to a table's broadcaster, by result.
+#[derive(Debug, Clone)]
+pub struct EdgeMetricFamilies {
+    pub(crate) hub: HubMetricFamilies,
+    pub(crate) video: VideoMetricFamilies,
+    stream_lag: Family<Table, Gauge>,
+    pub(crate) forwarded: banco_serving::RequestMetrics,
+}
+
+impl EdgeMetricFamilies {
+    /// New families, registered into `registry`.
+    pub fn register(registry: &mut Registry) -> EdgeMetricFamilies {
+        let hub = HubMetricFamilies::register(registry);
+        let video = VideoMetricFamilies::register(registry);
+        let stream_lag = Family::default();
+        registry.register(
+            "banco_edge_stream_lag_events",
+            "Events in the table's stream this edge has not read yet",
+            stream_lag.clone(),
+        );
+        let forwarded = banco_serving::RequestMetrics::register(
+            registry,
+            "banco_edge_upstream",
+            "PlayerService calls forwarded to the table's broadcaster, by result",
+            "How long a forwarded call took, the broadcaster's answer included",
+            std::time::Duration::from_micros(100),
+        );
+        EdgeMetricFamilies {
+            hub,
+            video,
+            stream_lag,
+            forwarded,
+        }
+    }
+
+    pub(crate) fn stream_lag(&self, table_id: &str) -> Gauge {
+        self.stream_lag
+            .get_or_create_owned(&[("table", table_id.to_owned())])
+    }
+}
+
+impl Default for EdgeMetricFamilies {
+    /// Families registered nowhere (tests).
+    fn default() -> EdgeMetricFamilies {
+        EdgeMetricFamilies::register(&mut Registry::default())
+    }
+}
+
 /// What each table's publisher to its stream counts (`--events`): events published, made
 /// again from the journal, waiting in memory, and whether the table was fenced (another
 /// broadcaster publishes it now).

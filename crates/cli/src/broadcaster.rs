@@ -427,7 +427,7 @@ const SEVEN_TIERS: [(i64, i64); 7] = [
 
 /// What one caller may ask (`RequestLimits`); 0 turns a rate off.
 #[derive(Debug, clap::Args)]
-struct LimitArgs {
+pub(crate) struct LimitArgs {
     /// Largest PlayerService or TableService request, in bytes (encoded); larger ones are
     /// refused with OUT_OF_RANGE before they are decoded.
     #[arg(long, default_value_t = RequestLimits::default().max_request_bytes)]
@@ -451,7 +451,7 @@ struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn checked(&self) -> anyhow::Result<RequestLimits> {
+    pub(crate) fn checked(&self) -> anyhow::Result<RequestLimits> {
         // Below a kilobyte, ordinary requests (a bet with its ids, a chat line) would fail.
         const SMALLEST: usize = 1024;
         if self.max_request_bytes < SMALLEST {

@@ -16,19 +16,35 @@ use crate::hosted::Tables;
 use crate::player_service::PlayerServer;
 
 /// The bucket of table records, made if it is not there.
+///
+/// Made as the stream a key-value bucket is (`KV_<bucket>` on `$KV.<bucket>.>`, one
+/// message per key) rather than through the client's `create_key_value`, which first asks
+/// for the account's limits in a form Debian's nats-server 2.9 does not answer in.
 pub(crate) async fn bucket(js: &jetstream::Context) -> Result<kv::Store, String> {
     if let Ok(store) = js.get_key_value(BUCKET).await {
         return Ok(store);
     }
-    js.create_key_value(kv::Config {
-        bucket: BUCKET.to_owned(),
-        description: "banco: one record per table (owner, lobby entry, public snapshot)".to_owned(),
-        history: 1,
-        storage: jetstream::stream::StorageType::File,
-        ..kv::Config::default()
+    let made = js
+        .create_stream(jetstream::stream::Config {
+            name: format!("KV_{BUCKET}"),
+            description: Some(
+                "banco: one record per table (owner, lobby entry, public snapshot)".to_owned(),
+            ),
+            subjects: vec![format!("$KV.{BUCKET}.>")],
+            max_messages_per_subject: 1,
+            storage: jetstream::stream::StorageType::File,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: jetstream::stream::DiscardPolicy::New,
+            ..jetstream::stream::Config::default()
+        })
+        .await;
+    // Another broadcaster may have made it just now.
+    js.get_key_value(BUCKET).await.map_err(|e| match made {
+        Err(made) => format!("{made} ({e})"),
+        Ok(_) => e.to_string(),
     })
-    .await
-    .map_err(|e| e.to_string())
 }
 
 /// Writes every table's record while the server runs (until the process stops), each

@@ -15,6 +15,8 @@ pub(crate) struct Tail {
     pub(crate) messages: Ordered,
     /// The stream's last sequence when it was opened (0: the stream was empty).
     pub(crate) last: u64,
+    /// The first message read is the table's first ever: nothing came before it.
+    pub(crate) whole: bool,
 }
 
 /// Why a table's stream could not be read.
@@ -80,6 +82,7 @@ pub(crate) async fn open(
         } else {
             state.last_sequence
         },
+        whole: from <= 1,
     })
 }
 

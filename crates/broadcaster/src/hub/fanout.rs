@@ -14,6 +14,13 @@ use super::ring::{Encoded, Ring};
 use super::{AttachError, Attached, Command, DetachGuard, FanoutLimits, From, HubView, Public};
 use crate::metrics::HubMetrics;
 
+/// An event a handler asks the hub to send (a refusal no journal record carries).
+pub(super) struct Injected {
+    pub(super) to: Option<Arc<str>>,
+    pub(super) round_id: String,
+    pub(super) event: banco_wire::pb::table_event::Event,
+}
+
 struct Subscriber {
     player: Arc<str>,
     /// Events up to this seq are already in the subscriber's snapshot.
@@ -84,7 +91,7 @@ impl Fanout {
         last_seq: u64,
     ) -> Result<Attached, AttachError> {
         let after = match from {
-            From::Snapshot(seq) | From::Resume(seq) => seq,
+            From::Snapshot(seq) | From::Resume(seq) | From::InStream(seq) => seq,
         };
         // Beyond anything sent here: numbers of a broadcaster that ran before this one
         // (its own events after the last record); a snapshot puts the subscriber right.
@@ -143,6 +150,35 @@ impl Fanout {
                 commands: self.commands.clone(),
             },
         })
+    }
+
+    /// Does what a subscriber's `command` asks, the hub having every event up to
+    /// `last_seq`; an event to inject is handed back (only a table's hub makes events).
+    pub(super) fn handle(&mut self, command: Command, last_seq: u64) -> Option<Injected> {
+        match command {
+            Command::Attach {
+                player,
+                from,
+                relay,
+                reply,
+            } => {
+                let _ = reply.send(self.attach(player, from, relay, last_seq));
+                None
+            }
+            Command::Detach { id } => {
+                self.remove(id);
+                None
+            }
+            Command::Inject {
+                to,
+                round_id,
+                event,
+            } => Some(Injected {
+                to,
+                round_id,
+                event: *event,
+            }),
+        }
     }
 
     /// Keeps `event` and delivers it: a public one once to each connection thread, a

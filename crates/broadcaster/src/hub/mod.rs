@@ -17,6 +17,7 @@ mod feed;
 mod queue;
 mod regenerate;
 mod ring;
+mod stream;
 mod task;
 mod translate;
 
@@ -34,6 +35,7 @@ pub(crate) use queue::{Front, Queue, install_relay};
 pub(crate) use regenerate::regenerate;
 pub(crate) use ring::Encoded;
 pub(crate) use ring::{record_of, through};
+pub(crate) use stream::{StreamHub, StreamItem};
 pub(crate) use translate::winners;
 
 /// How much the hub of each table keeps.
@@ -83,6 +85,9 @@ pub(crate) enum From {
     Snapshot(u64),
     /// After the last seq a reconnecting subscriber saw.
     Resume(u64),
+    /// After a seq the table's event stream has, which this hub (an edge's, reading the
+    /// stream) may not have reached yet.
+    InStream(u64),
 }
 
 /// What a table's hub starts with when its events are also published to the table's
@@ -200,6 +205,8 @@ pub(crate) struct Hub {
     commands: mpsc::UnboundedSender<Command>,
     view: Arc<Mutex<HubView>>,
     table_id: Arc<str>,
+    /// The latest seq a stream-fed hub has delivered (0 on a table's own hub).
+    last: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the hub could not start.
@@ -243,6 +250,7 @@ impl Hub {
             commands,
             view,
             table_id,
+            last: Arc::default(),
         })
     }
 
@@ -275,6 +283,11 @@ impl Hub {
 
     pub(crate) fn table_id(&self) -> &str {
         &self.table_id
+    }
+
+    /// The latest seq a stream-fed hub has delivered.
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.last.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Reads the hub's view (players, seats, chat).

@@ -270,26 +270,13 @@ impl HubTask {
     }
 
     fn on_command(&mut self, command: Command) {
-        match command {
-            Command::Attach {
-                player,
-                from,
-                relay,
-                reply,
-            } => {
-                let last = self.last_seq();
-                let _ = reply.send(self.fanout.attach(player, from, relay, last));
-            }
-            Command::Detach { id } => self.fanout.remove(id),
-            Command::Inject {
-                to,
-                round_id,
-                event,
-            } => self.emit(Outgoing {
-                to,
-                round_id,
-                event: *event,
-            }),
+        let last = self.last_seq();
+        if let Some(injected) = self.fanout.handle(command, last) {
+            self.emit(Outgoing {
+                to: injected.to,
+                round_id: injected.round_id,
+                event: injected.event,
+            });
         }
     }
 

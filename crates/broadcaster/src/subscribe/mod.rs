@@ -75,6 +75,22 @@ pub(crate) async fn open(
     open_on(hub, player, from, || fresh(server, &table, player)).await
 }
 
+/// A subscription's events decoded, for callers of a PlayerService object in the same
+/// process (the served route sends the bytes as they are).
+pub(crate) type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
+
+/// `subscription`'s events, decoded.
+pub(crate) fn decoded(subscription: Subscription) -> EventStream {
+    use futures::StreamExt as _;
+    use prost::Message as _;
+    Box::pin(subscription.map(|item| {
+        item.and_then(|bytes| {
+            pb::TableEvent::decode(bytes.slice(GRPC_HEADER..))
+                .map_err(|e| Status::internal(format!("an encoded event did not decode: {e}")))
+        })
+    }))
+}
+
 /// A new subscriber's Snapshot event, framed, and the seq it stands at.
 pub(crate) struct Fresh {
     pub(crate) bytes: Bytes,
@@ -102,7 +118,7 @@ where
         }
         Some(from) => {
             let resume = match from {
-                From::Snapshot(seq) | From::Resume(seq) => seq,
+                From::Snapshot(seq) | From::Resume(seq) | From::InStream(seq) => seq,
             };
             match hub.attach(player, from).await {
                 Some(Ok(attached)) => (Vec::new(), resume, attached),
