@@ -152,3 +152,110 @@ impl StreamHub {
         let _ = self.fanout.handle(command, self.last);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hub::From;
+    use crate::subscribe::{Fresh, GRPC_HEADER, open_on};
+    use banco_wire::pb;
+    use futures::StreamExt as _;
+    use prost::Message as _;
+    use tonic::Status;
+
+    fn event(seq: u64, to: Option<&str>) -> Arc<Encoded> {
+        Arc::new(Encoded {
+            seq,
+            to: to.map(Arc::from),
+            bytes: banco_wire::framing::frame(&pb::TableEvent {
+                seq,
+                table_id: "T01".into(),
+                ..pb::TableEvent::default()
+            }),
+        })
+    }
+
+    async fn feed(items: &mpsc::Sender<StreamItem>, events: &[(u64, Option<&str>)]) {
+        for (i, &(seq, to)) in events.iter().enumerate() {
+            let pending = (events.len() - i - 1) as u64;
+            let event = event(seq, to);
+            items
+                .send(StreamItem::Event { event, pending })
+                .await
+                .unwrap();
+        }
+    }
+
+    async fn next_seq(subscription: &mut crate::subscribe::Subscription) -> u64 {
+        let bytes = subscription.next().await.unwrap().unwrap();
+        pb::TableEvent::decode(bytes.slice(GRPC_HEADER..))
+            .unwrap()
+            .seq
+    }
+
+    async fn no_snapshot() -> Result<Fresh, Status> {
+        Err(Status::internal("no snapshot was expected"))
+    }
+
+    /// A player resuming here from a seq another edge already sent it (this hub has not
+    /// read that far) is attached and sent exactly what follows it, its own private events
+    /// and not another's; a resume point after the whole stream is a gap.
+    #[tokio::test]
+    async fn a_resume_ahead_of_this_hub_waits_for_the_stream_and_one_beyond_it_is_a_gap() {
+        let (items, read) = mpsc::channel(64);
+        let hub = StreamHub::start(
+            "T01",
+            FanoutLimits::default(),
+            crate::metrics::HubMetricFamilies::default().for_table("T01"),
+            Gauge::default(),
+            read,
+            true,
+        );
+        feed(&items, &[(1, None), (2, Some("alice")), (3, None)]).await;
+        let mut ahead = open_on(&hub, "alice", Some(From::InStream(5)), no_snapshot)
+            .await
+            .unwrap();
+        let mut behind = open_on(&hub, "alice", Some(From::Resume(1)), no_snapshot)
+            .await
+            .unwrap();
+        feed(
+            &items,
+            &[
+                (4, None),
+                (5, None),
+                (6, Some("bob")),
+                (7, Some("alice")),
+                (8, None),
+            ],
+        )
+        .await;
+        for expected in [7, 8] {
+            assert_eq!(next_seq(&mut ahead).await, expected);
+        }
+        for expected in [2, 3, 4, 5, 7, 8] {
+            assert_eq!(next_seq(&mut behind).await, expected);
+        }
+        // Beyond the stream: a gap, then the snapshot given.
+        let snapshot = || async {
+            Ok(Fresh {
+                bytes: banco_wire::framing::frame(&pb::TableEvent {
+                    seq: 8,
+                    event: Some(pb::table_event::Event::Snapshot(pb::Snapshot::default())),
+                    ..pb::TableEvent::default()
+                }),
+                seq: 8,
+            })
+        };
+        let mut beyond = open_on(&hub, "alice", Some(From::Resume(100)), snapshot)
+            .await
+            .unwrap();
+        let gap = beyond.next().await.unwrap().unwrap();
+        let gap = pb::TableEvent::decode(gap.slice(GRPC_HEADER..)).unwrap();
+        assert!(
+            matches!(gap.event, Some(pb::table_event::Event::ResumeGap(_))),
+            "{gap:?}"
+        );
+        assert_eq!(next_seq(&mut beyond).await, 8, "the snapshot");
+    }
+}

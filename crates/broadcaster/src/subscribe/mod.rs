@@ -192,7 +192,7 @@ async fn fresh(server: &PlayerServer, table: &HostedTable, player: &str) -> Resu
 
 pub(crate) fn stopped(table: &str) -> Status {
     Status::unavailable(format!(
-        "table {table}: its event fan-out has stopped (the broadcaster is shutting down)"
+        "table {table}: its event fan-out has stopped (this server is shutting down)"
     ))
 }
 
