@@ -147,6 +147,16 @@ struct Run {
     /// nats-server's, while the events were sent.
     origin_cpu: Option<Duration>,
     nats_cpu: Option<Duration>,
+    /// The public events each subscriber was sent (cards, results, roads, betting…).
+    events: usize,
+}
+
+impl Run {
+    /// The serving processes' CPU for one event to one subscriber.
+    fn cpu_per_delivery(&self) -> Option<Duration> {
+        let deliveries = u32::try_from(self.report.subscribers * self.events).ok()?;
+        self.server_cpu.checked_div(deliveries)
+    }
 }
 
 /// Where a run's subscribers subscribe, and whose memory and CPU it counts.
@@ -482,6 +492,7 @@ async fn run_banco(
         server_cpu,
         origin_cpu,
         nats_cpu,
+        events: sent.len(),
         name: target.name.clone(),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
@@ -642,6 +653,7 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
         server_cpu,
         origin_cpu: None,
         nats_cpu: None,
+        events: sent.len(),
         name: format!("NATS {version}"),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
@@ -764,7 +776,7 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
         first.expected_cards,
         args.interval_ms
     );
-    let rows: [(&str, Cell); 13] = [
+    let rows: [(&str, Cell); 15] = [
         ("card latency p50", Box::new(|r| ms(r.report.p50_us))),
         ("card latency p90", Box::new(|r| ms(r.report.p90_us))),
         ("card latency p99", Box::new(|r| ms(r.report.p99_us))),
@@ -788,6 +800,17 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
         (
             "serving processes' CPU while sending",
             Box::new(|r| format!("{:.2} s", r.server_cpu.as_secs_f64())),
+        ),
+        (
+            "public events to each subscriber",
+            Box::new(|r| r.events.to_string()),
+        ),
+        (
+            "serving CPU per event per subscriber",
+            Box::new(|r| {
+                r.cpu_per_delivery()
+                    .map_or("-".to_owned(), |c| format!("{:.2} µs", c.as_secs_f64() * 1e6))
+            }),
         ),
         (
             "origin CPU (table, validator) while sending",
