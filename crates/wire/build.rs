@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-const FILES: [&str; 7] = [
+const FILES: [&str; 8] = [
     "banco/v1/common.proto",
     "banco/v1/rules.proto",
     "banco/v1/table.proto",
@@ -12,6 +12,7 @@ const FILES: [&str; 7] = [
     "banco/v1/video.proto",
     "banco/v1/archive.proto",
     "banco/v1/wallet.proto",
+    "banco/v1/events.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -5,11 +5,13 @@
 use std::time::Duration;
 
 use banco_auth::BearerToken;
-use banco_rules::Card;
-use banco_rules::shoe::burn_count;
+use banco_rules::shoe::{ShoeConfig, ShuffledShoe, burn_count};
+use banco_rules::{Card, Coup, Shoe, ShoeState};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng as _;
 use tonic::Status;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
@@ -235,6 +237,93 @@ impl Croupier {
             .state
             .unwrap_or_else(|| panic!("{cmd:?}: reply without a state"));
         (refusal, state)
+    }
+}
+
+/// A seeded shoe dealt by the croupier, round after round.
+#[derive(Debug)]
+pub struct Dealer {
+    rng: ChaCha20Rng,
+    shoe: Option<ShuffledShoe>,
+    /// The hand being dealt.
+    coup: Coup,
+}
+
+impl Dealer {
+    pub fn new(seed: u64) -> Dealer {
+        Dealer {
+            rng: ChaCha20Rng::seed_from_u64(seed),
+            shoe: None,
+            coup: Coup::default(),
+        }
+    }
+
+    /// Opens a shoe (and burns) when none is in play, then opens betting: the round id.
+    pub async fn open(&mut self, croupier: &mut Croupier) -> String {
+        if self.shoe.is_none() {
+            croupier.ok(Cmd::OpenShoe).await;
+            let mut shoe = Shoe::shuffled(ShoeConfig::default(), &mut self.rng)
+                .unwrap_or_else(|e| panic!("a shoe: {e}"));
+            let burn = shoe.burn().unwrap_or_else(|e| panic!("the burn: {e}"));
+            croupier.ok(Cmd::Burn(burn.exposed.to_string())).await;
+            self.shoe = Some(shoe);
+        }
+        croupier.ok(Cmd::OpenBetting).await.round_id
+    }
+
+    /// The next card out of the shoe.
+    pub fn card(&mut self) -> Card {
+        self.shoe
+            .as_mut()
+            .and_then(|shoe| shoe.next_card().ok())
+            .unwrap_or_else(|| panic!("no card: open a shoe first, or it ran out"))
+    }
+
+    /// After the last card of a hand: the shoe moves on (and ends after its last hand).
+    pub fn hand_done(&mut self) {
+        let state = self.shoe.as_mut().map(ShuffledShoe::hand_finished);
+        if matches!(state, Some(Ok(ShoeState::Ended))) {
+            self.shoe = None;
+        }
+    }
+
+    /// Closes betting on the round open: the table after it.
+    pub async fn close(&mut self, croupier: &mut Croupier) -> pb::TableState {
+        self.coup = Coup::default();
+        croupier.ok(Cmd::CloseBetting).await
+    }
+
+    /// Deals the next card if the hand (as `state` shows it) is due one; whether it did.
+    pub async fn deal(&mut self, croupier: &mut Croupier, state: &mut pb::TableState) -> bool {
+        if state.due() == pb::Due::Complete {
+            return false;
+        }
+        let card = self.card();
+        self.coup
+            .deal(card)
+            .unwrap_or_else(|e| panic!("{card}: {e}"));
+        *state = croupier.ok(Cmd::Deal(card.to_string())).await;
+        true
+    }
+
+    /// Deals what the hand is still due, confirms the result: the hand's cards.
+    pub async fn settle(
+        &mut self,
+        croupier: &mut Croupier,
+        round_id: &str,
+        mut state: pb::TableState,
+    ) -> Vec<Card> {
+        while self.deal(croupier, &mut state).await {}
+        self.hand_done();
+        let state = croupier.ok(Cmd::Confirm(round_id.to_owned())).await;
+        assert_eq!(state.phase(), pb::TablePhase::Settled, "{round_id}");
+        self.coup.cards().to_vec()
+    }
+
+    /// Closes betting, deals the hand and confirms it: the cards.
+    pub async fn finish(&mut self, croupier: &mut Croupier, round_id: &str) -> Vec<Card> {
+        let state = self.close(croupier).await;
+        self.settle(croupier, round_id, state).await
     }
 }
 

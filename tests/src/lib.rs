@@ -3,6 +3,10 @@
 //!
 //! - [`procs`]: keys, tokens, and the validator and broadcaster as child processes.
 //! - [`clients`]: a croupier console that numbers its commands, and player clients.
+//! - [`follow`]: a player app following a table, resuming on another server when one
+//!   goes.
+//! - [`nats`]: NATS JetStream of the test's own, and a table's stream read back.
+//! - [`studio`]: NATS, an origin broadcaster and edges, with players following on them.
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
 //! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
@@ -11,10 +15,13 @@
 
 pub mod archive;
 pub mod clients;
+pub mod follow;
 pub mod metrics;
 pub mod model;
+pub mod nats;
 pub mod outbox;
 pub mod procs;
+pub mod studio;
 pub mod wallet_proxy;
 pub mod webdriver;
 

@@ -353,6 +353,52 @@ impl BroadcasterSetup {
     }
 }
 
+/// How to start `banco edge`.
+#[derive(Clone, Debug)]
+pub struct EdgeSetup {
+    /// `--listen`: `127.0.0.1:0` for a fresh port, or an earlier start's address.
+    pub listen: String,
+    /// `--events`: the NATS server the broadcasters publish to.
+    pub events: String,
+    pub public_key: PathBuf,
+    pub service_token_file: PathBuf,
+    /// More flags, as given (`--subscriber-queue 64`).
+    pub extra_args: Vec<String>,
+}
+
+impl EdgeSetup {
+    pub fn new(keys: &Keys, events: &str) -> EdgeSetup {
+        EdgeSetup {
+            listen: "127.0.0.1:0".to_owned(),
+            events: events.to_owned(),
+            public_key: keys.public_key(),
+            service_token_file: keys.service_token_file(),
+            extra_args: Vec::new(),
+        }
+    }
+
+    /// The arguments after `banco`.
+    pub fn args(&self) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "edge".into(),
+            "--listen".into(),
+            self.listen.clone().into(),
+            "--events".into(),
+            self.events.clone().into(),
+            "--public-key".into(),
+            self.public_key.clone().into(),
+            "--service-token-file".into(),
+            self.service_token_file.clone().into(),
+        ];
+        args.extend(self.extra_args.iter().map(Into::into));
+        args
+    }
+
+    pub fn start(&self) -> Service {
+        Service::start("edge", &self.args())
+    }
+}
+
 /// An archive that checks the tables' signatures, and the table key they sign with.
 #[derive(Debug)]
 pub struct SignedArchive {

@@ -11,8 +11,11 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
+/// Direct, through JetStream and two edges (the subscribers' connections spread over
+/// them), and through plain NATS: every subscriber saw every card once, in order, each
+/// way.
 #[test]
-fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
+fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_edges_and_nats() {
     let nats = on_path("nats-server");
     if !nats {
         eprintln!("nats-server is not installed: the fan-out bench runs without --against nats");
@@ -31,7 +34,7 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
         "20",
     ];
     if nats {
-        args.extend(["--against", "nats"]);
+        args.extend(["--edges", "2", "--against", "nats"]);
     }
     let out = banco().args(&args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -54,8 +57,12 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_and_nats() {
     let receipts = line("card receipts timed");
     let dealt = line("cards as dealt");
     if nats {
-        assert!(complete.ends_with("45 of 45 45 of 45"), "{complete}");
-        assert!(dealt.ends_with("yes yes"), "{dealt}");
+        assert!(
+            complete.ends_with("45 of 45 45 of 45 45 of 45"),
+            "{complete}"
+        );
+        assert!(dealt.ends_with("yes yes yes"), "{dealt}");
+        assert!(stdout.contains("JetStream + 2 edges"), "{stdout}");
     } else {
         assert!(complete.ends_with("45 of 45"), "{complete}");
         assert!(dealt.ends_with("yes"), "{dealt}");

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_auth::Role;
 use banco_e2e::archive::{Auditor, Verified};
 use banco_e2e::clients::{
-    Authed, Cmd, Croupier, is_control, is_private, player_client, record_of, settled_balance,
-    stable,
+    Authed, Cmd, Croupier, Dealer, is_control, is_private, player_client, record_of,
+    settled_balance, stable,
 };
 use banco_e2e::model::{Books, Limits, bets_to_pb, check_decisions};
 use banco_e2e::outbox;
@@ -20,13 +20,10 @@ use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, croupier_cli, croupier_cli_output, start_archive,
     start_validator, start_validator_on,
 };
-use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
-use banco_rules::{BetKind, Card, Coup, Paytable, Shoe, ShoeState};
+use banco_rules::{BetKind, Card, Coup, Paytable};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_event::Event as E;
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -145,60 +142,6 @@ impl Rig {
             .tables
             .remove(0);
         Limits::from_info(&info)
-    }
-}
-
-/// A seeded shoe dealt by the croupier, round after round.
-struct Dealer {
-    rng: ChaCha20Rng,
-    shoe: Option<ShuffledShoe>,
-}
-
-impl Dealer {
-    fn new(seed: u64) -> Dealer {
-        Dealer {
-            rng: ChaCha20Rng::seed_from_u64(seed),
-            shoe: None,
-        }
-    }
-
-    /// Opens a shoe (and burns) when none is in play, then opens betting: the round id.
-    async fn open(&mut self, croupier: &mut Croupier) -> String {
-        if self.shoe.is_none() {
-            croupier.ok(Cmd::OpenShoe).await;
-            let mut shoe = Shoe::shuffled(ShoeConfig::default(), &mut self.rng).unwrap();
-            let burn = shoe.burn().unwrap();
-            croupier.ok(Cmd::Burn(burn.exposed.to_string())).await;
-            self.shoe = Some(shoe);
-        }
-        croupier.ok(Cmd::OpenBetting).await.round_id
-    }
-
-    /// The next card out of the shoe.
-    fn card(&mut self) -> Card {
-        self.shoe.as_mut().unwrap().next_card().unwrap()
-    }
-
-    /// After the last card of a hand: the shoe moves on (and ends after its last hand).
-    fn hand_done(&mut self) {
-        if self.shoe.as_mut().unwrap().hand_finished().unwrap() == ShoeState::Ended {
-            self.shoe = None;
-        }
-    }
-
-    /// Closes betting, deals the hand and confirms it: the cards.
-    async fn finish(&mut self, croupier: &mut Croupier, round_id: &str) -> Vec<Card> {
-        let mut state = croupier.ok(Cmd::CloseBetting).await;
-        let mut coup = Coup::default();
-        while state.due() != pb::Due::Complete {
-            let card = self.card();
-            coup.deal(card).unwrap();
-            state = croupier.ok(Cmd::Deal(card.to_string())).await;
-        }
-        self.hand_done();
-        let state = croupier.ok(Cmd::Confirm(round_id.to_owned())).await;
-        assert_eq!(state.phase(), pb::TablePhase::Settled, "{round_id}");
-        coup.cards().to_vec()
     }
 }
 

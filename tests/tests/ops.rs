@@ -430,7 +430,7 @@ fn settings_come_from_defaults_then_file_then_environment_then_flags() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("service.token");
     std::fs::write(&token, "secret-token-contents").unwrap();
-    let cases: [(&str, &[&str], &str, &str); 4] = [
+    let cases: [(&str, &[&str], &str, &str); 5] = [
         ("validator", &[], "audience", "BANCO_VALIDATOR_AUDIENCE"),
         (
             "broadcaster",
@@ -439,6 +439,12 @@ fn settings_come_from_defaults_then_file_then_environment_then_flags() {
             "BANCO_BROADCASTER_AUDIENCE",
         ),
         ("archive", &[], "audience", "BANCO_ARCHIVE_AUDIENCE"),
+        (
+            "edge",
+            &["--service-token-file", token.to_str().unwrap()],
+            "events",
+            "BANCO_EDGE_EVENTS",
+        ),
         (
             "stream",
             &["--token-file", token.to_str().unwrap()],

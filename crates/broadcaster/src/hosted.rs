@@ -105,10 +105,18 @@ impl HostedTable {
         currency: &str,
         limits: FanoutLimits,
         metrics: &crate::metrics::HubMetricFamilies,
+        streamed: Option<crate::hub::StreamStart>,
     ) -> Result<(), HubError> {
         if self.hub.get().is_none() {
             let metrics = metrics.for_table(self.id());
-            let hub = Hub::start(self.handle.clone(), currency.to_owned(), limits, metrics).await?;
+            let hub = Hub::start(
+                self.handle.clone(),
+                currency.to_owned(),
+                limits,
+                metrics,
+                streamed,
+            )
+            .await?;
             let _ = self.hub.set(hub);
         }
         Ok(())

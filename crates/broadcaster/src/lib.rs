@@ -19,12 +19,21 @@
 //!   round ([`ClipStore`]) uploaded to the archive with the round's record.
 //! - [`OutboxFile`]: an archive sink that appends each finished round as one JSON line,
 //!   until the archive service exists.
+//! - [`EventLog`] (`--events`): every event of each table also published, in order and
+//!   exactly once, to the table's own stream on NATS JetStream, with the table's record
+//!   (owner, lobby entry, public snapshot) beside it; a restart resumes subscribers from
+//!   the stream.
+//! - [`serve_edge`] (`banco edge`): PlayerService served from those streams by a process
+//!   that holds no table state, on the same fan-out and HTTP/2 serving, bets and the rest
+//!   forwarded to the table's broadcaster in the player's name.
 //!
 //! Handlers never touch table state: they ask the actor ([`banco_table::actor::TableHandle`]),
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
 mod archive_sink;
+mod edge;
 mod error;
+mod events;
 mod history;
 mod hosted;
 mod hub;
@@ -43,11 +52,15 @@ mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
 pub use banco_auth::{ServerTls, TlsError};
+pub use edge::{EdgeOptions, EdgeStartError, serve_edge};
 pub use error::BroadcasterError;
+pub use events::{EventLog, EventOptions, EventsError};
 pub use hosted::HostedTable;
 pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
-pub use metrics::{HubMetricFamilies, VideoMetricFamilies};
+pub use metrics::{
+    EdgeMetricFamilies, EventMetricFamilies, HubMetricFamilies, VideoMetricFamilies,
+};
 pub use outbox::OutboxFile;
 pub use player_service::{PlayerServer, WelcomeCredit};
 pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};

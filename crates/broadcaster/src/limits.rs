@@ -175,7 +175,14 @@ pub(crate) struct PlayerGuard {
     auth: AuthInterceptor,
     calls: Arc<SubjectLimiter>,
     bets: Arc<SubjectLimiter>,
+    /// Hands the handler the caller's `authorization` ([`CallerToken`]).
+    keep_token: bool,
 }
+
+/// The caller's own `authorization`, for a handler that makes the call again upstream in
+/// the caller's name (an edge).
+#[derive(Clone, Debug)]
+pub(crate) struct CallerToken(pub(crate) tonic::metadata::MetadataValue<tonic::metadata::Ascii>);
 
 impl PlayerGuard {
     pub(crate) fn new(auth: AuthInterceptor, limits: &RequestLimits) -> PlayerGuard {
@@ -183,6 +190,23 @@ impl PlayerGuard {
             auth,
             calls: Arc::new(SubjectLimiter::new(limits.player_calls)),
             bets: Arc::new(SubjectLimiter::new(limits.player_bets)),
+            keep_token: false,
+        }
+    }
+
+    /// The same budgets, with another check of the token (other roles).
+    pub(crate) fn with_auth(&self, auth: AuthInterceptor) -> PlayerGuard {
+        PlayerGuard {
+            auth,
+            ..self.clone()
+        }
+    }
+
+    /// Hands each handler the caller's `authorization` as a [`CallerToken`].
+    pub(crate) fn keeping_token(self) -> PlayerGuard {
+        PlayerGuard {
+            keep_token: true,
+            ..self
         }
     }
 
@@ -223,7 +247,12 @@ impl Interceptor for PlayerGuard {
             .unwrap_or(CallClass::Other);
         let caller = self.admit(&request, class)?;
         // As AuthInterceptor does: handlers never see the token, and find the caller.
-        request.metadata_mut().remove("authorization");
+        let token = request.metadata_mut().remove("authorization");
+        if self.keep_token
+            && let Some(token) = token
+        {
+            request.extensions_mut().insert(CallerToken(token));
+        }
         request.extensions_mut().insert(caller);
         Ok(request)
     }

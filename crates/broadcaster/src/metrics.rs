@@ -72,6 +72,120 @@ impl HubMetrics {
     }
 }
 
+/// What an edge counts: its subscribers (as a broadcaster's hubs count theirs), how far
+/// it is behind each table's stream, its video relays and their upstreams, and every call
+/// it forwarded to a table's broadcaster, by result.
+#[derive(Debug, Clone)]
+pub struct EdgeMetricFamilies {
+    pub(crate) hub: HubMetricFamilies,
+    pub(crate) video: VideoMetricFamilies,
+    stream_lag: Family<Table, Gauge>,
+    pub(crate) forwarded: banco_serving::RequestMetrics,
+}
+
+impl EdgeMetricFamilies {
+    /// New families, registered into `registry`.
+    pub fn register(registry: &mut Registry) -> EdgeMetricFamilies {
+        let hub = HubMetricFamilies::register(registry);
+        let video = VideoMetricFamilies::register(registry);
+        let stream_lag = Family::default();
+        registry.register(
+            "banco_edge_stream_lag_events",
+            "Events in the table's stream this edge has not read yet",
+            stream_lag.clone(),
+        );
+        let forwarded = banco_serving::RequestMetrics::register(
+            registry,
+            "banco_edge_upstream",
+            "PlayerService calls forwarded to the table's broadcaster, by result",
+            "How long a forwarded call took, the broadcaster's answer included",
+            std::time::Duration::from_micros(100),
+        );
+        EdgeMetricFamilies {
+            hub,
+            video,
+            stream_lag,
+            forwarded,
+        }
+    }
+
+    pub(crate) fn stream_lag(&self, table_id: &str) -> Gauge {
+        self.stream_lag
+            .get_or_create_owned(&[("table", table_id.to_owned())])
+    }
+}
+
+impl Default for EdgeMetricFamilies {
+    /// Families registered nowhere (tests).
+    fn default() -> EdgeMetricFamilies {
+        EdgeMetricFamilies::register(&mut Registry::default())
+    }
+}
+
+/// What each table's publisher to its stream counts (`--events`): events published, made
+/// again from the journal, waiting in memory, and whether the table was fenced (another
+/// broadcaster publishes it now).
+#[derive(Debug, Clone, Default)]
+pub struct EventMetricFamilies {
+    published: Family<Table, Counter>,
+    remade: Family<Table, Counter>,
+    buffered: Family<Table, Gauge>,
+    fenced: Family<Table, Gauge>,
+}
+
+impl EventMetricFamilies {
+    /// New families, registered into `registry` under `banco_events_*`.
+    pub fn register(registry: &mut Registry) -> EventMetricFamilies {
+        let f = EventMetricFamilies::default();
+        registry.register(
+            "banco_events_published",
+            "Events published to the table's stream and acknowledged",
+            f.published.clone(),
+        );
+        registry.register(
+            "banco_events_remade",
+            "Events the stream missed, made again from the table's journal",
+            f.remade.clone(),
+        );
+        registry.register(
+            "banco_events_buffered",
+            "Events waiting in memory for the stream's acknowledgement",
+            f.buffered.clone(),
+        );
+        registry.register(
+            "banco_events_fenced",
+            "1 once another broadcaster publishes this table's events (this one stopped)",
+            f.fenced.clone(),
+        );
+        f
+    }
+
+    pub(crate) fn for_table(&self, table_id: &str) -> EventMetrics {
+        let labels = [("table", table_id.to_owned())];
+        EventMetrics {
+            published: self.published.get_or_create_owned(&labels),
+            remade: self.remade.get_or_create_owned(&labels),
+            buffered: self.buffered.get_or_create_owned(&labels),
+            fenced: self.fenced.get_or_create_owned(&labels),
+        }
+    }
+}
+
+/// One table's publisher handles.
+#[derive(Debug, Clone)]
+pub(crate) struct EventMetrics {
+    pub(crate) published: Counter,
+    pub(crate) remade: Counter,
+    pub(crate) buffered: Gauge,
+    pub(crate) fenced: Gauge,
+}
+
+impl EventMetrics {
+    pub(crate) fn buffered(&self, n: usize) {
+        self.buffered.set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+}
+
 /// What the video relays count, by table: viewers now, units relayed, viewers that fell
 /// behind and the units they skipped, whether a camera publishes, and round clips. The
 /// relay, each viewer's stream, the clip recorder and the archive sink set their own

@@ -3,7 +3,6 @@
 //! player fan-out and answer UNIMPLEMENTED until then.
 
 use std::collections::BTreeSet;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,13 +14,14 @@ use banco_table::book::{PositionRefusal, Raise, Stakes};
 use banco_table::{BetRefusal, Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
 use banco_wallet::{Cashier, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
-use futures::Stream;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tonic::{Request, Response, Status};
 
 use crate::error::BroadcasterError;
 use crate::history;
 use crate::hosted::{HostedTable, Tables};
+use crate::subscribe::EventStream;
+use crate::video::VideoStream;
 use crate::wire;
 
 /// A deposit into the wallet for every player seen for the first time (demos and tests
@@ -462,9 +462,6 @@ pub(crate) fn wallet_status(error: &WalletError) -> Status {
     }
 }
 
-type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
-type VideoStream = Pin<Box<dyn Stream<Item = Result<pb::VideoAccessUnit, Status>> + Send>>;
-
 #[tonic::async_trait]
 impl pb::player_service_server::PlayerService for PlayerServer {
     async fn list_tables(
@@ -488,17 +485,9 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        use futures::StreamExt as _;
-        use prost::Message as _;
         let player = caller(&request)?.sub.clone();
-        let bytes = crate::subscribe::open(self, &player, request.into_inner()).await?;
-        let events = bytes.map(|item| {
-            item.and_then(|bytes| {
-                pb::TableEvent::decode(bytes.slice(crate::subscribe::GRPC_HEADER..))
-                    .map_err(|e| Status::internal(format!("an encoded event did not decode: {e}")))
-            })
-        });
-        Ok(Response::new(Box::pin(events)))
+        let subscription = crate::subscribe::open(self, &player, request.into_inner()).await?;
+        Ok(Response::new(crate::subscribe::decoded(subscription)))
     }
 
     async fn place_bets(
@@ -909,16 +898,8 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         &self,
         request: Request<pb::WatchVideoRequest>,
     ) -> Result<Response<VideoStream>, Status> {
-        use futures::StreamExt as _;
-        use prost::Message as _;
         caller(&request)?;
         let table = self.table(&request.get_ref().table_id)?;
-        let units = table.video().watch().map(|item| {
-            item.and_then(|bytes| {
-                pb::VideoAccessUnit::decode(bytes)
-                    .map_err(|e| Status::internal(format!("a relayed unit did not decode: {e}")))
-            })
-        });
-        Ok(Response::new(Box::pin(units)))
+        Ok(Response::new(crate::video::decoded(table.video().watch())))
     }
 }

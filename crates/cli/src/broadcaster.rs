@@ -19,8 +19,9 @@ use anyhow::{Context as _, bail};
 use banco_auth::ClientTls;
 use banco_auth::keys::load_signing_key;
 use banco_broadcaster::{
-    ArchiveClient, CONNECTION_DRAIN, ClipStore, HostedTable, HubMetricFamilies, Origin, OutboxFile,
-    Rate, RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, EventLog, EventMetricFamilies, EventOptions,
+    HostedTable, HubMetricFamilies, Origin, OutboxFile, Rate, RequestLimits, ServeOptions,
+    VideoMetricFamilies, WelcomeCredit, serve,
 };
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
@@ -137,6 +138,21 @@ pub(crate) struct BroadcasterArgs {
     /// it is cut off with its resume point; events are tens of bytes each.
     #[arg(long, value_name = "EVENTS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     subscriber_queue: u32,
+    /// A NATS server with JetStream (`nats://host:4222`): every event of each table is
+    /// also published to the table's own stream there, for `banco edge` nodes to serve
+    /// players from, and a restart resumes subscribers from it. Without it no NATS is
+    /// needed. The table never waits for the server: while it is away events wait, then
+    /// go out in order.
+    #[arg(long, value_name = "URL")]
+    events: Option<String>,
+    /// Where edges reach this broadcaster's PlayerService (`https://tables-1.studio:7102`),
+    /// written in each table's record; default: `http://` (`https://` with TLS) and the
+    /// address listened on.
+    #[arg(long, value_name = "URL", requires = "events")]
+    advertise: Option<String>,
+    /// Events each table's stream keeps (the oldest go first).
+    #[arg(long, value_name = "EVENTS", default_value_t = EventOptions::default().max_events, requires = "events", value_parser = clap::value_parser!(i64).range(1..))]
+    events_kept: i64,
     /// An origin (`https://casino.example`) whose pages may call PlayerService over
     /// gRPC-Web and frame the player page, besides the page's own; repeat for more. None
     /// by default.
@@ -250,6 +266,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         let mut registry = Registry::default();
         let table_metrics = TableMetricFamilies::register(&mut registry);
         let hub_metrics = HubMetricFamilies::register(&mut registry);
+        let event_metrics = EventMetricFamilies::register(&mut registry);
         let video_metrics = VideoMetricFamilies::register(&mut registry);
         life.serve_metrics(registry).await?;
 
@@ -315,6 +332,18 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         }
         tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
         let wallet = Arc::clone(&table_wallet.wallet);
+        let events = match &args.events {
+            Some(url) => {
+                let options = EventOptions {
+                    max_events: args.events_kept,
+                    ..EventOptions::default()
+                };
+                let events = EventLog::connect(url, options, event_metrics).await?;
+                tracing::info!(%url, "banco broadcaster: each table's events also go to its stream on NATS JetStream");
+                Some(Arc::new(events))
+            }
+            None => None,
+        };
         let mut hosted = Vec::new();
         let mut tasks = Vec::new();
         for config in configs {
@@ -337,6 +366,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             actor_config.metrics = table_metrics.for_table(&config.table_id);
             // Journaled with the table's config: a restart with other settings is refused.
             actor_config.default_shoe = Some(shoe);
+            if let Some(events) = &events {
+                events.add_table(actor_config.clone());
+            }
             let (handle, task) = spawn(
                 actor_config,
                 Arc::clone(&rules) as Arc<dyn Rules>,
@@ -367,6 +399,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
         options.web.allowed_origins = web_origins;
+        options.events = events;
+        options.advertise.clone_from(&args.advertise);
         let stopping = async {
             stop.requested().await;
             stop_deadline();
@@ -396,7 +430,7 @@ const SEVEN_TIERS: [(i64, i64); 7] = [
 
 /// What one caller may ask (`RequestLimits`); 0 turns a rate off.
 #[derive(Debug, clap::Args)]
-struct LimitArgs {
+pub(crate) struct LimitArgs {
     /// Largest PlayerService or TableService request, in bytes (encoded); larger ones are
     /// refused with OUT_OF_RANGE before they are decoded.
     #[arg(long, default_value_t = RequestLimits::default().max_request_bytes)]
@@ -420,7 +454,7 @@ struct LimitArgs {
 }
 
 impl LimitArgs {
-    fn checked(&self) -> anyhow::Result<RequestLimits> {
+    pub(crate) fn checked(&self) -> anyhow::Result<RequestLimits> {
         // Below a kilobyte, ordinary requests (a bet with its ids, a chat line) would fail.
         const SMALLEST: usize = 1024;
         if self.max_request_bytes < SMALLEST {

@@ -8,7 +8,14 @@ use anyhow::{Context as _, anyhow};
 use clap::{ArgMatches, Command};
 
 /// The subcommands that take `--config` and `--print-config`.
-pub(crate) const SERVICES: [&str; 5] = ["validator", "broadcaster", "archive", "stream", "wallet"];
+pub(crate) const SERVICES: [&str; 6] = [
+    "validator",
+    "broadcaster",
+    "edge",
+    "archive",
+    "stream",
+    "wallet",
+];
 
 /// `args` parsed by `cli`, with the environment and the `--config` file of a service
 /// subcommand applied. Clap's own errors (and `--help`) exit as clap does.

@@ -17,6 +17,7 @@ mod cashier;
 mod config;
 mod croupier;
 mod demo;
+mod edge;
 mod exit;
 mod folder_lock;
 mod grpc;
@@ -69,6 +70,9 @@ enum Command {
     Validator(validator::ValidatorArgs),
     /// Serve one table: its actor behind TableService and PlayerService.
     Broadcaster(Box<broadcaster::BroadcasterArgs>),
+    /// Serve PlayerService to players from the tables' event streams on NATS JetStream,
+    /// forwarding bets to each table's broadcaster (scale-out; holds no table state).
+    Edge(edge::EdgeArgs),
     /// Serve ArchiveService: the tamper-evident store of every round (SQLite or PostgreSQL).
     Archive(archive::ArchiveArgs),
     /// The auditor's client of the archive: rounds, round, shoe, stats, bets, export, verify.
@@ -108,7 +112,7 @@ enum RulesCommand {
 }
 
 /// The subcommands that take `--config` and `--print-config`.
-pub const SERVICES: [&str; 5] = config::SERVICES;
+pub const SERVICES: [&str; 6] = config::SERVICES;
 
 /// The clap command of the service subcommand `name` (one of [`SERVICES`]), with its
 /// `BANCO_<SERVICE>_<KEY>` variables, as `banco` parses it; `None` for any other name.
@@ -164,6 +168,7 @@ pub fn main() -> ExitCode {
         Command::Token(command) => token::run(&command),
         Command::Launch(args) => launch::run(&args),
         Command::Broadcaster(args) => broadcaster::run(&args),
+        Command::Edge(args) => edge::run(&args),
         Command::Croupier(args) => croupier::run(&args),
         Command::Archive(args) => archive::run(&args),
         Command::Audit(args) => audit::run(&args),

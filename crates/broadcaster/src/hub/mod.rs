@@ -12,9 +12,12 @@
 //! Bet totals change with every bet; they are sent at most every [`TOTALS_EVERY`]. The
 //! "last bets" warning comes [`LAST_BETS_BEFORE`] before betting closes on a timed round.
 
+mod fanout;
 mod feed;
 mod queue;
+mod regenerate;
 mod ring;
+mod stream;
 mod task;
 mod translate;
 
@@ -29,8 +32,10 @@ use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use feed::{Feed, Next};
 pub(crate) use queue::{Front, Queue, install_relay};
+pub(crate) use regenerate::regenerate;
 pub(crate) use ring::Encoded;
-pub(crate) use ring::through;
+pub(crate) use ring::{record_of, through};
+pub(crate) use stream::{StreamHub, StreamItem};
 pub(crate) use translate::winners;
 
 /// How much the hub of each table keeps.
@@ -80,6 +85,38 @@ pub(crate) enum From {
     Snapshot(u64),
     /// After the last seq a reconnecting subscriber saw.
     Resume(u64),
+    /// After a seq the table's event stream has, which this hub (an edge's, reading the
+    /// stream) may not have reached yet.
+    InStream(u64),
+}
+
+/// What a table's hub starts with when its events are also published to the table's
+/// stream (`--events`).
+#[derive(Debug)]
+pub(crate) struct Streamed {
+    /// The events already sent, oldest first: the stream's latest, and those of journal
+    /// records the stream does not have yet (a crash lost them before they left). Kept so
+    /// that a subscriber who saw some before a restart resumes after them.
+    pub(crate) tail: Vec<Arc<Encoded>>,
+    /// The latest seq the stream has (0: none, or not known).
+    pub(crate) last: u64,
+    /// Where every event the hub numbers goes, in order, to be published.
+    pub(crate) publish: mpsc::UnboundedSender<Publish>,
+}
+
+/// How a table's hub starts from its stream (`--events`): given the seq the hub starts at
+/// (through the latest journal record), what it starts with.
+pub(crate) type StreamStart =
+    Box<dyn FnOnce(u64) -> futures::future::BoxFuture<'static, Streamed> + Send>;
+
+/// What a table's hub hands its publisher.
+#[derive(Debug)]
+pub(crate) enum Publish {
+    /// The next event numbered.
+    Event(Arc<Encoded>),
+    /// The hub fell behind the table and skipped records: the events up to `through` may
+    /// be missing here (the publisher reads them from the journal).
+    Missed { through: u64 },
 }
 
 /// Why a subscription could not be attached where it asked.
@@ -168,6 +205,8 @@ pub(crate) struct Hub {
     commands: mpsc::UnboundedSender<Command>,
     view: Arc<Mutex<HubView>>,
     table_id: Arc<str>,
+    /// The latest seq a stream-fed hub has delivered (0 on a table's own hub).
+    last: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the hub could not start.
@@ -186,6 +225,7 @@ impl Hub {
         currency: String,
         limits: FanoutLimits,
         metrics: crate::metrics::HubMetrics,
+        streamed: Option<StreamStart>,
     ) -> Result<Hub, HubError> {
         let table_id: Arc<str> = Arc::from(handle.table_id());
         let view = Arc::new(Mutex::new(HubView::default()));
@@ -198,6 +238,7 @@ impl Hub {
             inbox,
             commands.clone(),
             metrics,
+            streamed,
         )
         .await
         .map_err(|source| HubError {
@@ -209,6 +250,7 @@ impl Hub {
             commands,
             view,
             table_id,
+            last: Arc::default(),
         })
     }
 
@@ -241,6 +283,11 @@ impl Hub {
 
     pub(crate) fn table_id(&self) -> &str {
         &self.table_id
+    }
+
+    /// The latest seq a stream-fed hub has delivered.
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.last.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Reads the hub's view (players, seats, chat).

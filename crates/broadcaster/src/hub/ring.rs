@@ -30,6 +30,16 @@ pub(crate) const fn through(journal: u64) -> u64 {
     wire_seq(journal, INDEX_HALF)
 }
 
+/// The journal record a wire seq belongs to.
+pub(crate) const fn record_of(seq: u64) -> u64 {
+    seq >> INDEX_BITS
+}
+
+/// A wire seq's index after its journal record.
+pub(crate) const fn index_of(seq: u64) -> u64 {
+    seq & INDEX_MAX
+}
+
 /// One wire event, numbered and encoded once for every subscriber.
 #[derive(Debug)]
 pub(crate) struct Encoded {
@@ -128,6 +138,8 @@ mod tests {
         assert!(wire_seq(7, 5) < through(7));
         assert!(through(7) < wire_seq(7, INDEX_HALF + 1));
         assert!(wire_seq(7, INDEX_MAX) < wire_seq(8, 0));
+        let seq = wire_seq(7, INDEX_HALF + 3);
+        assert_eq!((record_of(seq), index_of(seq)), (7, INDEX_HALF + 3));
     }
 
     #[test]

@@ -1,9 +1,7 @@
 //! The hub's task: the only owner of the ring and the subscribers of one table.
 
 use crate::metrics::HubMetrics;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::Waker;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use banco_rules::Scoreboard;
@@ -15,23 +13,14 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::feed::{Feed, FeedSpec};
-use super::queue::{self, Queue, Relay};
-use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, Ring, through, wire_seq};
+use super::fanout::Fanout;
+use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, index_of, record_of, through, wire_seq};
 use super::translate::{Outgoing, translate};
 use super::{
-    AttachError, Attached, CHAT_SHOWN, Command, DetachGuard, FanoutLimits, From, HubView,
-    LAST_BETS_BEFORE, Public, TOTALS_EVERY, encode,
+    CHAT_SHOWN, Command, FanoutLimits, HubView, LAST_BETS_BEFORE, Publish, StreamStart,
+    TOTALS_EVERY, encode,
 };
 use crate::wire;
-
-struct Subscriber {
-    player: Arc<str>,
-    /// Events up to this seq are already in the subscriber's snapshot.
-    after: u64,
-    queue: Arc<Queue>,
-    relay: Option<Relay>,
-}
 
 /// A pending LastBets warning.
 struct LastBets {
@@ -44,37 +33,25 @@ pub(super) struct HubTask {
     handle: TableHandle,
     table_id: Arc<str>,
     currency: String,
-    queue: usize,
     published: broadcast::Receiver<Arc<Published>>,
     inbox: mpsc::UnboundedReceiver<Command>,
-    /// For the detach guards handed out.
-    commands: mpsc::UnboundedSender<Command>,
-    view: Arc<Mutex<HubView>>,
-    ring: Ring,
     /// The latest journal record handled, and the index of the next event after it.
     journal: u64,
     next_index: u64,
     /// The table as the latest record left it.
     table: TableSnapshot,
     board: Scoreboard,
-    subscribers: HashMap<u64, Subscriber>,
-    by_player: HashMap<Arc<str>, Vec<u64>>,
-    next_id: u64,
-    /// What the feeds of this table are made with.
-    spec: Arc<FeedSpec>,
-    /// The connection threads that serve (or served) a subscriber of this table: each is
-    /// handed every public event for its feed.
-    relays: Vec<Relay>,
-    /// The feed of subscribers served outside the connection threads, if any came.
-    direct: Option<Arc<Feed>>,
+    fanout: Fanout,
+    /// Where every event numbered here goes to be published (`--events`), if anywhere.
+    publish: Option<mpsc::UnboundedSender<Publish>>,
     /// Totals changed since the last BetTotals sent, and when one may be sent next.
     totals_dirty: bool,
     totals_next: Instant,
     last_bets: Option<LastBets>,
-    metrics: HubMetrics,
 }
 
 impl HubTask {
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn start(
         handle: TableHandle,
         currency: String,
@@ -83,39 +60,49 @@ impl HubTask {
         inbox: mpsc::UnboundedReceiver<Command>,
         commands: mpsc::UnboundedSender<Command>,
         metrics: HubMetrics,
+        streamed: Option<StreamStart>,
     ) -> Result<HubTask, ActorError> {
         // Subscribe before reading the table, so that nothing falls between the two.
         let published = handle.subscribe();
         let joined = handle.join("").await?;
+        let streamed = match streamed {
+            Some(start) => Some(start(through(joined.seq)).await),
+            None => None,
+        };
         let table_id: Arc<str> = Arc::from(handle.table_id());
+        let (tail, last, publish) = match streamed {
+            Some(s) => (s.tail, s.last, Some(s.publish)),
+            None => (Vec::new(), 0, None),
+        };
+        let floor = tail
+            .first()
+            .map_or(through(joined.seq), |e| e.seq.saturating_sub(1));
+        // The hub's own events after the latest record, sent by the broadcaster that ran
+        // before this one: numbered after them, never over them.
+        let next_index = if last > through(joined.seq) && record_of(last) == joined.seq {
+            index_of(last) + 1
+        } else {
+            INDEX_HALF + 1
+        };
+        let mut fanout = Fanout::new(limits, floor, view, commands, metrics);
+        for event in tail {
+            fanout.keep(event);
+        }
         let mut task = HubTask {
             handle,
             table_id,
             currency,
-            queue: limits.subscriber_queue.max(1),
             published,
             inbox,
-            commands,
-            view,
-            ring: Ring::new(limits.ring_events, through(joined.seq)),
             journal: joined.seq,
-            next_index: INDEX_HALF + 1,
+            next_index,
             table: joined.table,
             board: joined.scoreboard,
-            subscribers: HashMap::new(),
-            by_player: HashMap::new(),
-            next_id: 0,
-            spec: Arc::new(FeedSpec::new(
-                limits.subscriber_queue,
-                metrics.cut_off.clone(),
-                metrics.lag.clone(),
-            )),
-            relays: Vec::new(),
-            direct: None,
+            fanout,
+            publish,
             totals_dirty: false,
             totals_next: Instant::now(),
             last_bets: None,
-            metrics,
         };
         task.set_seats(&joined.seats);
         task.schedule_last_bets();
@@ -144,7 +131,7 @@ impl HubTask {
                 () = sleep_until(timer) => self.on_timer(),
             }
         }
-        self.cut_all("the table stopped");
+        self.fanout.cut_all("the table stopped");
     }
 
     fn next_timer(&self) -> Option<Instant> {
@@ -198,19 +185,19 @@ impl HubTask {
                 // BettingClosed carries the final totals.
                 self.totals_dirty = false;
             }
-            Event::SeatTaken { player, seat } => self.with_view(|v| {
+            Event::SeatTaken { player, seat } => self.fanout.with_view(|v| {
                 let i = usize::from(*seat).saturating_sub(1);
                 if v.seats.len() <= i {
                     v.seats.resize(i + 1, String::new());
                 }
                 v.seats[i].clone_from(player);
             }),
-            Event::SeatLeft { seat, .. } => self.with_view(|v| {
+            Event::SeatLeft { seat, .. } => self.fanout.with_view(|v| {
                 if let Some(s) = v.seats.get_mut(usize::from(*seat).saturating_sub(1)) {
                     s.clear();
                 }
             }),
-            Event::Chat { player, text, at } => self.with_view(|v| {
+            Event::Chat { player, text, at } => self.fanout.with_view(|v| {
                 if v.chat.len() == CHAT_SHOWN {
                     v.chat.pop_front();
                 }
@@ -283,25 +270,13 @@ impl HubTask {
     }
 
     fn on_command(&mut self, command: Command) {
-        match command {
-            Command::Attach {
-                player,
-                from,
-                relay,
-                reply,
-            } => {
-                let _ = reply.send(self.attach(player, from, relay));
-            }
-            Command::Detach { id } => self.remove(id),
-            Command::Inject {
-                to,
-                round_id,
-                event,
-            } => self.emit(Outgoing {
-                to,
-                round_id,
-                event: *event,
-            }),
+        let last = self.last_seq();
+        if let Some(injected) = self.fanout.handle(command, last) {
+            self.emit(Outgoing {
+                to: injected.to,
+                round_id: injected.round_id,
+                event: injected.event,
+            });
         }
     }
 
@@ -313,74 +288,6 @@ impl HubTask {
         } else {
             through(self.journal)
         }
-    }
-
-    fn attach(
-        &mut self,
-        player: Arc<str>,
-        from: From,
-        relay: Option<Relay>,
-    ) -> Result<Attached, AttachError> {
-        let after = match from {
-            From::Snapshot(seq) | From::Resume(seq) => seq,
-        };
-        // Beyond anything sent here: numbers of a broadcaster that ran before this one
-        // (its own events after the last record); a snapshot puts the subscriber right.
-        if matches!(from, From::Resume(_)) && after > self.last_seq() {
-            return Err(AttachError::Gap {
-                oldest_kept: self.last_seq(),
-            });
-        }
-        let backlog = if after >= self.last_seq() {
-            Vec::new()
-        } else {
-            self.ring
-                .since(after, &player)
-                .map_err(|old| AttachError::Gap {
-                    oldest_kept: old.oldest_kept,
-                })?
-        };
-        // The backlog is already in the ring: the queue holds it on top of the usual room,
-        // so a subscriber catching up is not cut off for what it missed.
-        let queue = Arc::new(Queue::new(self.queue + backlog.len(), backlog));
-        let public = match &relay {
-            Some(relay) => {
-                if !self.relays.iter().any(|r| r.same(relay)) {
-                    self.relays.push(relay.clone());
-                }
-                Public::Relayed(Arc::clone(&self.spec))
-            }
-            None => Public::Direct(Arc::clone(
-                self.direct
-                    .get_or_insert_with(|| Arc::new(Feed::new(Arc::clone(&self.spec)))),
-            )),
-        };
-        let id = self.next_id;
-        self.next_id += 1;
-        self.by_player
-            .entry(Arc::clone(&player))
-            .or_default()
-            .push(id);
-        self.subscribers.insert(
-            id,
-            Subscriber {
-                player,
-                after,
-                queue: Arc::clone(&queue),
-                relay,
-            },
-        );
-        self.count_players();
-        Ok(Attached {
-            queue,
-            public,
-            // The backlog (or the snapshot) has every event up to here; the feed the rest.
-            start: after.max(self.last_seq()),
-            _guard: DetachGuard {
-                id,
-                commands: self.commands.clone(),
-            },
-        })
     }
 
     /// Numbers, encodes, keeps and delivers one event.
@@ -402,62 +309,11 @@ impl HubTask {
             to: out.to,
             bytes,
         });
-        self.ring.push(Arc::clone(&event));
-        let Some(player) = &event.to else {
-            // Once to each connection thread, which every subscriber there reads.
-            for relay in &self.relays {
-                relay.publish(&self.spec, &event);
-            }
-            if let Some(direct) = &self.direct {
-                queue::wake_now(direct.append(&event));
-            }
-            return;
-        };
-        let mut full = Vec::new();
-        for &id in self.by_player.get(player).map_or(&[][..], Vec::as_slice) {
-            if let Some(sub) = self.subscribers.get(&id) {
-                if event.seq <= sub.after {
-                    continue;
-                }
-                match &sub.relay {
-                    // Queued on the subscriber's thread, in order with the public events.
-                    Some(relay) => relay.own(&self.spec, &sub.queue, &event),
-                    None => match sub.queue.offer(Arc::clone(&event), &self.metrics.cut_off) {
-                        Ok(queued) => queued.waker.into_iter().for_each(Waker::wake),
-                        Err(_) => full.push(id),
-                    },
-                }
-            }
+        if let Some(publish) = &self.publish {
+            // The publisher keeps its own bounded buffer; it lives as long as the hub.
+            let _ = publish.send(Publish::Event(Arc::clone(&event)));
         }
-        // Cut off by its queue: let go of it at once.
-        for id in full {
-            self.remove(id);
-        }
-    }
-
-    fn remove(&mut self, id: u64) {
-        let Some(sub) = self.subscribers.remove(&id) else {
-            return;
-        };
-        if let Some(ids) = self.by_player.get_mut(&sub.player) {
-            ids.retain(|&i| i != id);
-            if ids.is_empty() {
-                self.by_player.remove(&sub.player);
-            }
-        }
-        self.count_players();
-    }
-
-    fn cut_all(&mut self, reason: &str) {
-        for sub in self.subscribers.values() {
-            match &sub.relay {
-                Some(relay) => relay.cut(&self.spec, &sub.queue, reason.to_owned()),
-                None => sub.queue.cut(reason.to_owned()),
-            }
-        }
-        self.subscribers.clear();
-        self.by_player.clear();
-        self.count_players();
+        self.fanout.deliver(event);
     }
 
     /// After missing published records: start again from the table as it is now. Every
@@ -466,8 +322,15 @@ impl HubTask {
     async fn resync(&mut self) -> Result<(), ActorError> {
         self.published = self.handle.subscribe();
         let joined = self.handle.join("").await?;
-        self.cut_all("the broadcaster fell behind the table: resume to get a fresh snapshot");
-        self.ring.reset(through(joined.seq));
+        self.fanout
+            .cut_all("the broadcaster fell behind the table: resume to get a fresh snapshot");
+        self.fanout.reset(through(joined.seq));
+        if let Some(publish) = &self.publish {
+            // The records it missed are in the journal, where the publisher reads them.
+            let _ = publish.send(Publish::Missed {
+                through: through(joined.seq),
+            });
+        }
         self.journal = joined.seq;
         self.next_index = INDEX_HALF + 1;
         self.table = joined.table;
@@ -478,22 +341,12 @@ impl HubTask {
     }
 
     fn set_seats(&self, seats: &[Option<String>]) {
-        self.with_view(|v| {
+        self.fanout.with_view(|v| {
             v.seats = seats
                 .iter()
                 .map(|s| s.clone().unwrap_or_default())
                 .collect();
         });
-    }
-
-    fn count_players(&self) {
-        self.metrics.subscribers(self.subscribers.len());
-        let players = u32::try_from(self.by_player.len()).unwrap_or(u32::MAX);
-        self.with_view(|v| v.players = players);
-    }
-
-    fn with_view(&self, change: impl FnOnce(&mut HubView)) {
-        change(&mut self.view.lock().unwrap_or_else(PoisonError::into_inner));
     }
 }
 

@@ -103,7 +103,7 @@ async fn serve_http2<IO>(
             shutting_down = true;
             connection.graceful_shutdown();
             pumps.end_all(&Status::unavailable(
-                "the broadcaster is shutting down: subscribe again with the last seq you saw \
+                "this server is shutting down: subscribe again with the last seq you saw \
                  as resume_from_seq",
             ));
         }
@@ -120,7 +120,7 @@ async fn serve_http2<IO>(
                     } else if SubscribeRoute::takes(&request) {
                         if shutting_down {
                             let _ = respond.send_response(
-                                Status::unavailable("the broadcaster is shutting down").into_http(),
+                                Status::unavailable("this server is shutting down").into_http(),
                                 true,
                             );
                         } else {

@@ -32,7 +32,7 @@ use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
 use crate::limits::{PlayerGuard, RequestLimits};
 use crate::player_service::{PlayerServer, WelcomeCredit};
-use crate::subscribe::{PlayerRoutes, SubscribeRoute};
+use crate::subscribe::{PlayerRoutes, SubscribeRoute, Subscriptions, VideoSource};
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
@@ -68,6 +68,12 @@ pub struct ServeOptions {
     pub limits: RequestLimits,
     /// The player page and gRPC-Web: allowed origins, launch codes.
     pub web: crate::web::WebOptions,
+    /// Each table's events also to its stream on NATS JetStream (`--events`), for the
+    /// edges; `None`: this process alone serves the players.
+    pub events: Option<Arc<crate::events::EventLog>>,
+    /// Where the edges reach this broadcaster's PlayerService, written in each table's
+    /// record (default: `http://` or `https://` and the address listened on).
+    pub advertise: Option<String>,
 }
 
 impl ServeOptions {
@@ -85,6 +91,8 @@ impl ServeOptions {
             metrics: crate::metrics::HubMetricFamilies::default(),
             limits: RequestLimits::default(),
             web: crate::web::WebOptions::default(),
+            events: None,
+            advertise: None,
         }
     }
 }
@@ -134,11 +142,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let addr = listening_address(&listener, options.tls.is_some())?;
-    let tls = options
-        .tls
-        .as_ref()
-        // web: browsers may choose HTTP/1.1 over TLS.
-        .map(|tls| tokio_rustls::TlsAcceptor::from(crate::web::with_http1(&tls.rustls_config())));
     if let Some(welcome) = options.welcome.as_ref().filter(|w| w.amount <= 0) {
         return Err(StartError::WelcomeCredit(welcome.amount).into());
     }
@@ -153,8 +156,16 @@ pub async fn serve(
     }
 
     for table in tables.all() {
+        let streamed = options.events.as_ref().and_then(|events| {
+            events.start(table.id(), &options.currency, options.fanout.ring_events)
+        });
         table
-            .start_hub(&options.currency, options.fanout, &options.metrics)
+            .start_hub(
+                &options.currency,
+                options.fanout,
+                &options.metrics,
+                streamed,
+            )
             .await
             .map_err(StartError::from)?;
         if let Some(clips) = &options.clips {
@@ -184,7 +195,34 @@ pub async fn serve(
         "broadcaster serving TableService, PlayerService and VideoIngest"
     );
     let player_guard = PlayerGuard::new(players, &limits);
-    let subscribe = SubscribeRoute::new(Arc::clone(&player_service), player_guard.clone(), &limits);
+    // Edges relay a table's video to their viewers with their own (service) token.
+    let viewers = player_guard.with_auth(AuthInterceptor::new(
+        Arc::clone(&options.verifier),
+        &[Role::Player, Role::Service],
+    ));
+    if let Some(events) = &options.events {
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let owner = options
+            .advertise
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{addr}"));
+        tokio::spawn(crate::events::write_records(
+            events.context().clone(),
+            Arc::clone(&tables),
+            Arc::clone(&player_service),
+            owner,
+            events.options().record_every,
+        ));
+    }
+    let subscribe = SubscribeRoute::new(
+        Arc::clone(&player_service) as Arc<dyn Subscriptions>,
+        player_guard.clone(),
+        &limits,
+    );
     let mut routes = Routes::builder();
     add_health_and_reflection(
         &mut routes,
@@ -202,13 +240,18 @@ pub async fn serve(
             watchers,
             limits.max_request_bytes,
         ))
-        .add_service(PlayerRoutes::new(player_service, player_guard, &limits))
+        .add_service(PlayerRoutes::new(
+            Arc::clone(&player_service),
+            player_service as Arc<dyn VideoSource>,
+            player_guard,
+            viewers,
+            &limits,
+        ))
         .add_service(InterceptedService::new(
             VideoIngestService::new(video_ingest)
                 .max_decoding_message_size(limits.max_video_unit_bytes),
             services,
         ));
-    let routes = routes.routes().prepare();
     // Video and WatchTable streams never end by themselves: end them first, so that
     // connections drain.
     let closing = Arc::clone(&tables);
@@ -218,18 +261,56 @@ pub async fn serve(
             table.shut_down();
         }
     };
-    // web: the page, launch codes and gRPC-Web, over the same routes.
-    let web = crate::web::Web::new(
-        options.web,
-        routes.clone(),
-        subscribe.clone(),
-        &options.verifier,
-    );
-    let shared = Shared {
-        routes,
+    let player_side = PlayerSide {
+        routes: routes.routes(),
         subscribe,
-        tls,
-        web,
+        tls: options.tls.as_ref(),
+        web: options.web,
+        verifier: &options.verifier,
+        io_threads: options.io_threads,
     };
-    threads::serve_on_threads(listener, shared, options.io_threads.max(1), shutdown).await
+    player_side.serve(listener, shutdown).await
+}
+
+/// What the connection threads serve: a broadcaster's, or an edge's, services over the
+/// same connections, Subscribe pumps and web side.
+pub(crate) struct PlayerSide<'a> {
+    /// Every gRPC call but Subscribe.
+    pub(crate) routes: Routes,
+    pub(crate) subscribe: SubscribeRoute,
+    pub(crate) tls: Option<&'a ServerTls>,
+    pub(crate) web: crate::web::WebOptions,
+    pub(crate) verifier: &'a Arc<Verifier>,
+    pub(crate) io_threads: usize,
+}
+
+impl PlayerSide<'_> {
+    /// Serves on `listener` until `shutdown` completes and connections have drained.
+    pub(crate) async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        let tls = self
+            .tls
+            // web: browsers may choose HTTP/1.1 over TLS.
+            .map(|tls| {
+                tokio_rustls::TlsAcceptor::from(crate::web::with_http1(&tls.rustls_config()))
+            });
+        let routes = self.routes.prepare();
+        // web: the page, launch codes and gRPC-Web, over the same routes.
+        let web = crate::web::Web::new(
+            self.web,
+            routes.clone(),
+            self.subscribe.clone(),
+            self.verifier,
+        );
+        let shared = Shared {
+            routes,
+            subscribe: self.subscribe,
+            tls,
+            web,
+        };
+        threads::serve_on_threads(listener, shared, self.io_threads.max(1), shutdown).await
+    }
 }

@@ -14,7 +14,9 @@ mod grpc;
 mod routes;
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_table::Phase;
@@ -23,10 +25,11 @@ use banco_wire::pb;
 use banco_wire::pb::table_event::Event as Wire;
 use bytes::Bytes;
 use futures::Stream;
+use futures::future::BoxFuture;
 use tonic::Status;
 
 pub(crate) use grpc::{GRPC_HEADER, frame, trailers};
-pub(crate) use routes::{PlayerRoutes, SubscribeRoute};
+pub(crate) use routes::{PlayerRoutes, SubscribeRoute, VideoSource};
 
 use crate::hosted::HostedTable;
 use crate::hub::{self, AttachError, Attached, Feed, From, Front, Hub, Next};
@@ -37,6 +40,28 @@ use crate::wire;
 /// than the hub keeps events between the read and the attach.
 const JOIN_TRIES: usize = 3;
 
+/// Where Subscribe streams come from: the tables hosted here (a broadcaster), or the
+/// tables' event streams (an edge).
+pub(crate) trait Subscriptions: Send + Sync + 'static {
+    /// `player`'s stream of the table `request` names; `request` still carries the
+    /// caller's metadata.
+    fn open(
+        self: Arc<Self>,
+        player: String,
+        request: tonic::Request<pb::SubscribeRequest>,
+    ) -> BoxFuture<'static, Result<Subscription, Status>>;
+}
+
+impl Subscriptions for PlayerServer {
+    fn open(
+        self: Arc<Self>,
+        player: String,
+        request: tonic::Request<pb::SubscribeRequest>,
+    ) -> BoxFuture<'static, Result<Subscription, Status>> {
+        Box::pin(async move { open(&self, &player, request.into_inner()).await })
+    }
+}
+
 /// Opens `player`'s subscription to the table `request` names.
 pub(crate) async fn open(
     server: &PlayerServer,
@@ -46,25 +71,68 @@ pub(crate) async fn open(
     let table = server.table(&request.table_id)?;
     let hub = table.hub()?;
     let resume = request.resume_from_seq;
-    let (prefix, position, attached) = if resume == 0 {
-        let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
-        (vec![snapshot_event(hub, seq, snapshot)], seq, attached)
-    } else {
-        match hub.attach(player, From::Resume(resume)).await {
-            Some(Ok(attached)) => (Vec::new(), resume, attached),
-            Some(Err(AttachError::Gap { oldest_kept })) => {
-                let (snapshot, seq, attached) = fresh(server, &table, hub, player).await?;
-                let gap = Wire::ResumeGap(pb::ResumeGap {
-                    requested_seq: resume,
-                    oldest_kept_seq: oldest_kept,
-                });
-                (
-                    vec![event(hub, seq, gap), snapshot_event(hub, seq, snapshot)],
-                    seq,
-                    attached,
-                )
+    let from = (resume != 0).then_some(From::Resume(resume));
+    open_on(hub, player, from, || fresh(server, &table, player)).await
+}
+
+/// A subscription's events decoded, for callers of a PlayerService object in the same
+/// process (the served route sends the bytes as they are).
+pub(crate) type EventStream = Pin<Box<dyn Stream<Item = Result<pb::TableEvent, Status>> + Send>>;
+
+/// `subscription`'s events, decoded.
+pub(crate) fn decoded(subscription: Subscription) -> EventStream {
+    use futures::StreamExt as _;
+    use prost::Message as _;
+    Box::pin(subscription.map(|item| {
+        item.and_then(|bytes| {
+            pb::TableEvent::decode(bytes.slice(GRPC_HEADER..))
+                .map_err(|e| Status::internal(format!("an encoded event did not decode: {e}")))
+        })
+    }))
+}
+
+/// A new subscriber's Snapshot event, framed, and the seq it stands at.
+pub(crate) struct Fresh {
+    pub(crate) bytes: Bytes,
+    pub(crate) seq: u64,
+}
+
+/// Opens `player`'s subscription to `hub`'s table: from `from` (a resume point), or from
+/// a snapshot `fresh` gives (also when what followed the resume point is no longer kept,
+/// after a ResumeGap).
+pub(crate) async fn open_on<F, Fut>(
+    hub: &Hub,
+    player: &str,
+    from: Option<From>,
+    mut fresh: F,
+) -> Result<Subscription, Status>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Fresh, Status>>,
+{
+    let (prefix, position, attached) = match from {
+        None => {
+            let (snapshot, attached) = attach_fresh(hub, player, &mut fresh).await?;
+            let seq = snapshot.seq;
+            (vec![snapshot.bytes], seq, attached)
+        }
+        Some(from) => {
+            let resume = match from {
+                From::Snapshot(seq) | From::Resume(seq) | From::InStream(seq) => seq,
+            };
+            match hub.attach(player, from).await {
+                Some(Ok(attached)) => (Vec::new(), resume, attached),
+                Some(Err(AttachError::Gap { oldest_kept })) => {
+                    let (snapshot, attached) = attach_fresh(hub, player, &mut fresh).await?;
+                    let seq = snapshot.seq;
+                    let gap = Wire::ResumeGap(pb::ResumeGap {
+                        requested_seq: resume,
+                        oldest_kept_seq: oldest_kept,
+                    });
+                    (vec![event(hub, seq, gap), snapshot.bytes], seq, attached)
+                }
+                None => return Err(stopped(hub.table_id())),
             }
-            None => return Err(stopped(table.id())),
         }
     };
     Ok(stream(
@@ -75,64 +143,56 @@ pub(crate) async fn open(
     ))
 }
 
-/// The snapshot, with the round in play (if any) as its `round_id`, so that a client can
-/// bet at once.
-struct Shown {
-    round_id: String,
-    snapshot: pb::Snapshot,
-}
-
-fn snapshot_event(hub: &Hub, seq: u64, shown: Shown) -> Bytes {
-    hub::encode(
-        seq,
-        hub.table_id(),
-        &shown.round_id,
-        Wire::Snapshot(shown.snapshot),
-    )
-}
-
-/// Reads the table for `player` and attaches after it.
-async fn fresh(
-    server: &PlayerServer,
-    table: &HostedTable,
+/// A snapshot from `fresh`, and the subscriber attached after it.
+async fn attach_fresh<F, Fut>(
     hub: &Hub,
     player: &str,
-) -> Result<(Shown, u64, Attached), Status> {
-    // The wallet's balance, read first: any later change reaches the stream as an event.
-    let available = server.available(player).await?;
+    fresh: &mut F,
+) -> Result<(Fresh, Attached), Status>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Fresh, Status>>,
+{
     for _ in 0..JOIN_TRIES {
-        let joined = table
-            .handle()
-            .join(player)
-            .await
-            .map_err(|e| table.actor_error(e))?;
-        let seq = hub::through(joined.seq);
-        match hub.attach(player, From::Snapshot(seq)).await {
-            Some(Ok(attached)) => {
-                let shown = Shown {
-                    round_id: joined
-                        .table
-                        .round_id
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default(),
-                    snapshot: snapshot(server, table, &joined, available),
-                };
-                return Ok((shown, seq, attached));
-            }
+        let snapshot = fresh().await?;
+        match hub.attach(player, From::Snapshot(snapshot.seq)).await {
+            Some(Ok(attached)) => return Ok((snapshot, attached)),
             Some(Err(AttachError::Gap { .. })) => continue,
-            None => return Err(stopped(table.id())),
+            None => return Err(stopped(hub.table_id())),
         }
     }
     Err(Status::unavailable(format!(
         "table {}: its events come faster than a subscription can start; try again",
-        table.id()
+        hub.table_id()
     )))
 }
 
-fn stopped(table: &str) -> Status {
+/// Reads the table for `player`: their Snapshot.
+async fn fresh(server: &PlayerServer, table: &HostedTable, player: &str) -> Result<Fresh, Status> {
+    // The wallet's balance, read first: any later change reaches the stream as an event.
+    let available = server.available(player).await?;
+    let joined = table
+        .handle()
+        .join(player)
+        .await
+        .map_err(|e| table.actor_error(e))?;
+    let seq = hub::through(joined.seq);
+    let round_id = joined
+        .table
+        .round_id
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let snapshot = snapshot(server, table, &joined, Some(available));
+    Ok(Fresh {
+        bytes: hub::encode(seq, table.id(), &round_id, Wire::Snapshot(snapshot)),
+        seq,
+    })
+}
+
+pub(crate) fn stopped(table: &str) -> Status {
     Status::unavailable(format!(
-        "table {table}: its event fan-out has stopped (the broadcaster is shutting down)"
+        "table {table}: its event fan-out has stopped (this server is shutting down)"
     ))
 }
 
@@ -281,12 +341,14 @@ impl Stream for Subscription {
     }
 }
 
-/// What a subscriber is shown on joining: the table, and the caller's own bets and money.
-fn snapshot(
+/// What a subscriber is shown on joining: the table, and the caller's own bets and money
+/// (`available`: the wallet's balance; `None` for the snapshot every player sees, without
+/// anyone's money).
+pub(crate) fn snapshot(
     server: &PlayerServer,
     table: &HostedTable,
     joined: &Joined,
-    available: i64,
+    available: Option<i64>,
 ) -> pb::Snapshot {
     let state = wire::round_state(&joined.table, hub::through(joined.seq));
     let (closes_at, countdown_ms) = match joined.table.phase {
@@ -319,7 +381,8 @@ fn snapshot(
                 stake_minor: stake,
             })
             .collect(),
-        balance: Some(server.balance(available, position.in_play(), position.pending)),
+        balance: available
+            .map(|available| server.balance(available, position.in_play(), position.pending)),
         cards_left: state.cards_left,
         table: Some(server.info(
             table,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use banco_wire::pb;
-use banco_wire::pb::player_service_server::PlayerServiceServer;
+use banco_wire::pb::player_service_server::{PlayerService, PlayerServiceServer};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use tonic::body::Body;
@@ -16,53 +16,99 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use super::codec::video_codec;
-use super::{Subscription, grpc};
+use super::{Subscription, Subscriptions, grpc};
 use crate::limits::{CallClass, PlayerGuard, RequestLimits};
 use crate::player_service::PlayerServer;
 use crate::routing::{RouteFuture, forward};
+use crate::video::VideoBytes;
+
+/// Where WatchVideo's streams come from: a table's own relay, or (on an edge) the relay
+/// of the table's upstream.
+pub(crate) trait VideoSource: Send + Sync + 'static {
+    fn watch(&self, table_id: &str) -> Result<VideoBytes, Status>;
+}
+
+impl VideoSource for PlayerServer {
+    fn watch(&self, table_id: &str) -> Result<VideoBytes, Status> {
+        Ok(self.table(table_id)?.video().watch())
+    }
+}
 
 const SUBSCRIBE: &str = "/banco.v1.PlayerService/Subscribe";
 const WATCH_VIDEO: &str = "/banco.v1.PlayerService/WatchVideo";
 
 /// The PlayerService router: authentication for every call, Subscribe and WatchVideo
-/// pre-encoded.
-#[derive(Clone)]
-pub(crate) struct PlayerRoutes {
-    server: Arc<PlayerServer>,
-    guard: PlayerGuard,
+/// pre-encoded; `S` answers the other calls (the tables hosted here, or an edge's
+/// forwarding).
+pub(crate) struct PlayerRoutes<S: PlayerService> {
+    video: Arc<dyn VideoSource>,
+    /// Players, and (on a broadcaster) the edges relaying a table's video to theirs.
+    video_guard: PlayerGuard,
     /// Largest request decoded.
     max_request_bytes: usize,
-    generated: InterceptedService<PlayerServiceServer<PlayerServer>, PlayerGuard>,
+    generated: InterceptedService<PlayerServiceServer<S>, PlayerGuard>,
 }
 
-impl PlayerRoutes {
+impl<S: PlayerService> Clone for PlayerRoutes<S> {
+    fn clone(&self) -> Self {
+        PlayerRoutes {
+            video: Arc::clone(&self.video),
+            video_guard: self.video_guard.clone(),
+            max_request_bytes: self.max_request_bytes,
+            generated: self.generated.clone(),
+        }
+    }
+}
+
+impl<S: PlayerService> PlayerRoutes<S> {
     pub(crate) fn new(
-        server: Arc<PlayerServer>,
+        server: Arc<S>,
+        video: Arc<dyn VideoSource>,
         guard: PlayerGuard,
+        video_guard: PlayerGuard,
         limits: &RequestLimits,
-    ) -> PlayerRoutes {
+    ) -> PlayerRoutes<S> {
         PlayerRoutes {
             generated: InterceptedService::new(
-                PlayerServiceServer::from_arc(Arc::clone(&server))
+                PlayerServiceServer::from_arc(server)
                     .max_decoding_message_size(limits.max_request_bytes),
-                guard.clone(),
+                guard,
             ),
-            server,
-            guard,
+            video,
+            video_guard,
             max_request_bytes: limits.max_request_bytes,
         }
     }
 }
 
-crate::routing::routed_service!(PlayerRoutes, PlayerServiceServer<PlayerServer>);
+impl<S: PlayerService> tonic::server::NamedService for PlayerRoutes<S> {
+    const NAME: &'static str = <PlayerServiceServer<S> as tonic::server::NamedService>::NAME;
+}
 
-impl PlayerRoutes {
+impl<S: PlayerService> tower_service::Service<http::Request<Body>> for PlayerRoutes<S> {
+    type Response = http::Response<Body>;
+    type Error = std::convert::Infallible;
+    type Future = RouteFuture;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), std::convert::Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        self.route(request)
+    }
+}
+
+impl<S: PlayerService> PlayerRoutes<S> {
     fn route(&mut self, mut request: http::Request<Body>) -> RouteFuture {
         let max = Some(self.max_request_bytes);
         if request.uri().path() == WATCH_VIDEO {
             let call = WatchVideoCall {
-                server: Arc::clone(&self.server),
-                guard: self.guard.clone(),
+                video: Arc::clone(&self.video),
+                guard: self.video_guard.clone(),
             };
             Box::pin(async move {
                 let mut grpc = tonic::server::Grpc::new(video_codec())
@@ -82,7 +128,7 @@ impl PlayerRoutes {
 /// then its stream of already framed events.
 #[derive(Clone)]
 pub(crate) struct SubscribeRoute {
-    server: Arc<PlayerServer>,
+    source: Arc<dyn Subscriptions>,
     guard: PlayerGuard,
     /// Largest request decoded.
     max_request_bytes: usize,
@@ -90,12 +136,12 @@ pub(crate) struct SubscribeRoute {
 
 impl SubscribeRoute {
     pub(crate) fn new(
-        server: Arc<PlayerServer>,
+        source: Arc<dyn Subscriptions>,
         guard: PlayerGuard,
         limits: &RequestLimits,
     ) -> SubscribeRoute {
         SubscribeRoute {
-            server,
+            source,
             guard,
             max_request_bytes: limits.max_request_bytes,
         }
@@ -111,27 +157,26 @@ impl SubscribeRoute {
         let request =
             grpc::unary_request::<pb::SubscribeRequest>(request, self.max_request_bytes).await?;
         let player = self.guard.admit(&request, CallClass::Other)?.sub;
-        super::open(&self.server, &player, request.into_inner()).await
+        Arc::clone(&self.source).open(player, request).await
     }
 }
 
 struct WatchVideoCall {
-    server: Arc<PlayerServer>,
+    video: Arc<dyn VideoSource>,
     guard: PlayerGuard,
 }
 
 impl ServerStreamingService<pb::WatchVideoRequest> for WatchVideoCall {
     type Response = Bytes;
-    type ResponseStream = crate::video::VideoBytes;
-    type Future = BoxFuture<'static, Result<Response<crate::video::VideoBytes>, Status>>;
+    type ResponseStream = VideoBytes;
+    type Future = BoxFuture<'static, Result<Response<VideoBytes>, Status>>;
 
     fn call(&mut self, request: Request<pb::WatchVideoRequest>) -> Self::Future {
-        let server = Arc::clone(&self.server);
+        let video = Arc::clone(&self.video);
         let caller = self.guard.admit(&request, CallClass::Other);
         Box::pin(async move {
             caller?;
-            let table = server.table(&request.get_ref().table_id)?;
-            Ok(Response::new(table.video().watch()))
+            Ok(Response::new(video.watch(&request.get_ref().table_id)?))
         })
     }
 }

@@ -23,4 +23,4 @@ mod viewer;
 
 pub(crate) use ingest::VideoIngestServer;
 pub(crate) use relay::VideoRelay;
-pub(crate) use viewer::VideoBytes;
+pub(crate) use viewer::{VideoBytes, VideoStream, decoded};

@@ -127,6 +127,11 @@ impl VideoRelay {
         self.metrics.units_relayed.inc();
     }
 
+    /// Viewers watching now.
+    pub(crate) fn viewers(&self) -> usize {
+        self.sender.receiver_count()
+    }
+
     /// Whether a publisher is sending the table's video now.
     pub(crate) fn publishing(&self) -> bool {
         self.gop().publishing

@@ -23,6 +23,22 @@ use crate::metrics::VideoMetrics;
 /// A viewer's stream of encoded `VideoAccessUnit`s.
 pub(crate) type VideoBytes = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
 
+/// A viewer's units decoded, for callers of a PlayerService object in the same process.
+pub(crate) type VideoStream =
+    Pin<Box<dyn Stream<Item = Result<banco_wire::pb::VideoAccessUnit, Status>> + Send>>;
+
+/// `units`, decoded.
+pub(crate) fn decoded(units: VideoBytes) -> VideoStream {
+    use futures::StreamExt as _;
+    use prost::Message as _;
+    Box::pin(units.map(|item| {
+        item.and_then(|bytes| {
+            banco_wire::pb::VideoAccessUnit::decode(bytes)
+                .map_err(|e| Status::internal(format!("a relayed unit did not decode: {e}")))
+        })
+    }))
+}
+
 /// Whether units are dropped until a keyframe, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Skipping {

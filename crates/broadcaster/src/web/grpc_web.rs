@@ -176,7 +176,7 @@ impl http_body::Body for Events {
         }
         if self.stopped.poll_unpin(cx).is_ready() {
             return self.end(&Status::unavailable(
-                "the broadcaster is shutting down: subscribe again with the last seq you saw \
+                "this server is shutting down: subscribe again with the last seq you saw \
                  as resume_from_seq",
             ));
         }

@@ -9,7 +9,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 use banco_auth::keys::generate_signing_key;
 use banco_auth::{BearerToken, Issuer, Role};
-use banco_broadcaster::{FanoutLimits, HostedTable, OutboxFile, ServeError};
+use banco_broadcaster::{
+    EventLog, EventOptions, FanoutLimits, HostedTable, OutboxFile, ServeError,
+};
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{ActorConfig, ActorTask, Clock, RemoteRules, TableHandle, spawn};
 use banco_table::{Pacing, TableConfig};
@@ -232,6 +234,28 @@ impl InProcess {
         fanout: FanoutLimits,
         wallet: BenchWallet,
     ) -> anyhow::Result<InProcess> {
+        InProcess::launch(issuer, table, welcome_credit, fanout, wallet, None).await
+    }
+
+    /// [`InProcess::start`], publishing the table's events to the NATS server at `events`
+    /// (`banco broadcaster --events`), for edges to serve.
+    pub(super) async fn start_publishing(
+        issuer: &Issuer,
+        table: &str,
+        fanout: FanoutLimits,
+        events: &str,
+    ) -> anyhow::Result<InProcess> {
+        InProcess::launch(issuer, table, 0, fanout, BenchWallet::Memory, Some(events)).await
+    }
+
+    async fn launch(
+        issuer: &Issuer,
+        table: &str,
+        welcome_credit: i64,
+        fanout: FanoutLimits,
+        wallet: BenchWallet,
+        events: Option<&str>,
+    ) -> anyhow::Result<InProcess> {
         let (validator, stop_validator) = start_validator(issuer).await?;
         let dir = TempDir::new()?;
         let service = token_text(issuer, Role::Service, "broadcaster")?;
@@ -245,6 +269,15 @@ impl InProcess {
         let wallet = wallet.start(issuer, &dir.0).await?;
         let mut actor = ActorConfig::in_dir(config.clone(), &dir.0);
         actor.wallet = Arc::clone(&wallet.wallet);
+        let events = match events {
+            Some(url) => {
+                let log =
+                    EventLog::connect(url, EventOptions::default(), Default::default()).await?;
+                log.add_table(actor.clone());
+                Some(Arc::new(log))
+            }
+            None => None,
+        };
         let (handle, task) = spawn(actor, Arc::new(rules), Arc::new(outbox), Clock::system())
             .await
             .context("could not start the table actor")?;
@@ -261,6 +294,7 @@ impl InProcess {
             cashier: Arc::clone(&wallet.cashier),
         });
         options.fanout = fanout;
+        options.events = events;
         // A benchmark's players bet as fast as the table takes it.
         options.limits = banco_broadcaster::RequestLimits::without_rates();
         let listener = TcpListener::bind("127.0.0.1:0").await?;

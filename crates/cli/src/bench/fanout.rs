@@ -8,6 +8,11 @@
 //! player token. The latency is `receipt − server_time`, where `server_time` is stamped
 //! when the hub encodes the event, right after the table journaled the card.
 //!
+//! `--edges N` then deals the same way on a table whose events go through a NATS JetStream
+//! server of its own (`--events`) to N `banco edge` processes, the subscribers' connections
+//! spread over them; the latency is still from the table's encoding of the event (the edges
+//! send its bytes as they are), so it includes the hop through JetStream and the edge.
+//!
 //! `--against nats` then starts `nats-server` on loopback, has the same child subscribe
 //! to a subject over as many connections, and publishes the same public events banco sent
 //! (recorded by one more subscriber during the banco run: every card, result, road and
@@ -36,15 +41,20 @@ use tokio::time::{MissedTickBehavior, timeout};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::common::{InProcess, connect, cpu_of, keys, own_rss, rss_of, token, token_text};
-use super::nats::NatsServer;
+use super::common::{
+    InProcess, TempDir, connect, cpu_of, keys, own_rss, rss_of, token, token_text,
+};
 use super::subscribers::Report;
+use banco_natsd::{NatsOptions, NatsServer};
 
 const TABLE: &str = "T01";
 const SUBJECT: &str = "banco.T01.events";
 
 /// Most cards: an 8-deck shoe's cut card comes 16 cards from the end of 416.
 const MAX_CARDS: usize = 300;
+
+/// Edges at most (each a process of its own).
+const MAX_EDGES: usize = 16;
 
 /// Streams to a connection at most: hyper's default HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS.
 const MAX_PER_CONNECTION: usize = 200;
@@ -72,6 +82,11 @@ pub(crate) struct FanoutArgs {
     /// Seed of the ChaCha20 shuffle of the shoe dealt.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also run the same deal with the table's events through NATS JetStream
+    /// (`--events`) and this many `banco edge` processes, the subscribers spread over
+    /// them, and print it beside the direct run (0: none; 1 to 16).
+    #[arg(long, default_value_t = 0)]
+    edges: usize,
     /// Also run the same fan-out through this, and print both side by side.
     #[arg(long, value_enum)]
     against: Option<Against>,
@@ -105,6 +120,11 @@ fn validate(args: &FanoutArgs) -> anyhow::Result<()> {
         "--interval-ms {}: must be at most 60,000",
         args.interval_ms
     );
+    ensure!(
+        args.edges <= MAX_EDGES,
+        "--edges {}: must be 0 to {MAX_EDGES}",
+        args.edges
+    );
     Ok(())
 }
 
@@ -119,19 +139,75 @@ struct Run {
     wall: Duration,
     /// What went wrong beyond the subscribers' own report.
     mismatch: Option<String>,
-    /// CPU time of the serving process (banco: this one, with the table and validator;
-    /// NATS: nats-server) while the events were sent.
+    /// CPU time of the processes serving the subscribers (banco: this one, with the
+    /// table and validator; edges: every edge; NATS: nats-server) while the events were
+    /// sent.
     server_cpu: Duration,
+    /// With edges: this process's (the origin's, with the table and validator) and
+    /// nats-server's, while the events were sent.
+    origin_cpu: Option<Duration>,
+    nats_cpu: Option<Duration>,
+    /// The public events each subscriber was sent (cards, results, roads, betting…).
+    events: usize,
+}
+
+impl Run {
+    /// The serving processes' CPU for one event to one subscriber.
+    fn cpu_per_delivery(&self) -> Option<Duration> {
+        let deliveries = u32::try_from(self.report.subscribers * self.events).ok()?;
+        self.server_cpu.checked_div(deliveries)
+    }
+}
+
+/// Where a run's subscribers subscribe, and whose memory and CPU it counts.
+struct Target<'a> {
+    name: String,
+    /// PlayerService URLs; the subscribers' connections go to each in turn.
+    urls: Vec<String>,
+    /// The processes serving the subscribers (`None`: this one).
+    serving: Vec<Option<u32>>,
+    /// With edges: the NATS server between the origin and them.
+    nats: Option<&'a NatsServer>,
+}
+
+impl Target<'_> {
+    fn rss(&self) -> anyhow::Result<u64> {
+        let mut total = 0;
+        for pid in &self.serving {
+            total += match pid {
+                Some(pid) => rss_of(*pid)?,
+                None => own_rss()?,
+            };
+        }
+        Ok(total)
+    }
+
+    fn cpu(&self) -> anyhow::Result<Duration> {
+        let mut total = Duration::ZERO;
+        for pid in &self.serving {
+            total += cpu_of(*pid)?;
+        }
+        Ok(total)
+    }
 }
 
 pub(super) async fn run(args: &FanoutArgs) -> anyhow::Result<()> {
     validate(args)?;
     let issuer = keys()?;
     let hosted = InProcess::start(&issuer, TABLE, 0, FanoutLimits::default()).await?;
-    let banco = run_banco(args, &issuer, &hosted).await;
+    let direct = Target {
+        name: "banco (gRPC)".into(),
+        urls: vec![format!("http://{}", hosted.addr)],
+        serving: vec![None],
+        nats: None,
+    };
+    let banco = run_banco(args, &issuer, &hosted, &direct).await;
     hosted.stop().await;
     let (banco, sent) = banco?;
     let mut runs = vec![banco];
+    if args.edges > 0 {
+        runs.push(run_edges(args, &issuer).await?);
+    }
     if args.against == Some(Against::Nats) {
         runs.push(run_nats(args, &sent).await?);
     }
@@ -319,6 +395,7 @@ async fn run_banco(
     args: &FanoutArgs,
     issuer: &Issuer,
     hosted: &InProcess,
+    target: &Target<'_>,
 ) -> anyhow::Result<(Run, Vec<Sent>)> {
     let channel = connect(hosted.addr).await?;
     let mut dealer = Dealer {
@@ -338,10 +415,13 @@ async fn run_banco(
 
     let tokens = hosted.dir.0.join("tokens");
     write_tokens(&tokens, issuer, args.subscribers)?;
-    let before = own_rss()?;
-    let mut child = Subscribers::spawn(&[
-        "--server".into(),
-        format!("http://{}", hosted.addr),
+    let before = target.rss()?;
+    let mut child_args: Vec<String> = target
+        .urls
+        .iter()
+        .flat_map(|url| ["--server".to_owned(), url.clone()])
+        .collect();
+    child_args.extend([
         "--tokens-file".into(),
         tokens.display().to_string(),
         "--table".into(),
@@ -350,10 +430,11 @@ async fn run_banco(
         args.subscribers.to_string(),
         "--per-connection".into(),
         args.per_connection.to_string(),
-    ])?;
+    ]);
+    let mut child = Subscribers::spawn(&child_args)?;
     child.ready(args.subscribers).await?;
     tokio::time::sleep(SETTLE).await;
-    let after = own_rss()?;
+    let after = target.rss()?;
     let (stop_recording, recording) = tokio::sync::oneshot::channel();
     let recorder = record(
         connect(hosted.addr).await?,
@@ -361,7 +442,9 @@ async fn run_banco(
         recording,
     );
 
-    let cpu_before = cpu_of(None)?;
+    let cpu_before = target.cpu()?;
+    let origin_before = cpu_of(None)?;
+    let nats_before = target.nats.map(|n| cpu_of(Some(n.pid()))).transpose()?;
     let started = Instant::now();
     let mut tick = pacer(args.interval_ms);
     while dealer.dealt.len() < args.cards {
@@ -379,7 +462,14 @@ async fn run_banco(
     tick.tick().await;
     let report = child.finish(dealer.dealt.len()).await?;
     let wall = started.elapsed();
-    let server_cpu = cpu_of(None)?.saturating_sub(cpu_before);
+    let server_cpu = target.cpu()?.saturating_sub(cpu_before);
+    let (origin_cpu, nats_cpu) = match (target.nats, nats_before) {
+        (Some(nats), Some(before)) => (
+            Some(cpu_of(None)?.saturating_sub(origin_before)),
+            Some(cpu_of(Some(nats.pid()))?.saturating_sub(before)),
+        ),
+        _ => (None, None),
+    };
     let _ = stop_recording.send(());
     let sent: Vec<Sent> = recorder
         .await
@@ -400,7 +490,10 @@ async fn run_banco(
     });
     let run = Run {
         server_cpu,
-        name: "banco (gRPC)".into(),
+        origin_cpu,
+        nats_cpu,
+        events: sent.len(),
+        name: target.name.clone(),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
         wall,
@@ -409,11 +502,95 @@ async fn run_banco(
     Ok((run, sent))
 }
 
+/// The same deal with the table's events through NATS JetStream and `--edges` edges, the
+/// subscribers' connections spread over them.
+async fn run_edges(args: &FanoutArgs, issuer: &Issuer) -> anyhow::Result<Run> {
+    let dir = TempDir::new()?;
+    let nats = NatsServer::jetstream(&dir.0.join("jetstream"))?;
+    let hosted =
+        InProcess::start_publishing(issuer, TABLE, FanoutLimits::default(), &nats.url).await?;
+    let run = async {
+        let edges = Edges::start(args.edges, &dir.0, issuer, &nats.url).await?;
+        let target = Target {
+            name: format!(
+                "JetStream + {} edge{}",
+                args.edges,
+                if args.edges == 1 { "" } else { "s" }
+            ),
+            urls: edges.urls.clone(),
+            serving: edges.pids.iter().copied().map(Some).collect(),
+            nats: Some(&nats),
+        };
+        let (run, _) = run_banco(args, issuer, &hosted, &target).await?;
+        drop(edges);
+        anyhow::Ok(run)
+    }
+    .await;
+    hosted.stop().await;
+    run
+}
+
+/// `banco edge` processes of this binary; killed when dropped.
+struct Edges {
+    _children: Vec<Child>,
+    urls: Vec<String>,
+    pids: Vec<u32>,
+}
+
+impl Edges {
+    /// `n` edges reading the streams on `nats`, checking tokens of `issuer`'s.
+    async fn start(n: usize, dir: &Path, issuer: &Issuer, nats: &str) -> anyhow::Result<Edges> {
+        let public_key = dir.join("signing.pub");
+        banco_auth::keys::save_verifying_key(&public_key, &issuer.verifying_key())
+            .context("the edges' public key")?;
+        let service_token = dir.join("edge.token");
+        std::fs::write(
+            &service_token,
+            token_text(issuer, Role::Service, "bench-edge")?,
+        )
+        .context("the edges' service token")?;
+        let mut edges = Edges {
+            _children: Vec::new(),
+            urls: Vec::new(),
+            pids: Vec::new(),
+        };
+        for _ in 0..n {
+            let mut child = Command::new(super::this_binary()?)
+                .args(["edge", "--listen", "127.0.0.1:0", "--events", nats])
+                .arg("--public-key")
+                .arg(&public_key)
+                .arg("--service-token-file")
+                .arg(&service_token)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()
+                .context("could not start an edge")?;
+            let stdout = child.stdout.take().context("an edge's stdout")?;
+            let mut lines = BufReader::new(stdout).lines();
+            let line = timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .context("no address from an edge within 30 s")??
+                .context("an edge ended before it listened")?;
+            let addr = line
+                .strip_prefix("edge listening on ")
+                .with_context(|| format!("an edge said {line:?}"))?;
+            edges.urls.push(format!("http://{addr}"));
+            edges
+                .pids
+                .push(child.id().context("an edge ended at once")?);
+            edges._children.push(child);
+        }
+        Ok(edges)
+    }
+}
+
 async fn run_nats(args: &FanoutArgs, sent: &[Sent]) -> anyhow::Result<Run> {
-    let server = NatsServer::start().await?;
-    let result = run_nats_on(args, &server, sent).await;
-    server.stop().await;
-    result
+    let server = NatsServer::start(NatsOptions::default())?;
+    // Dropping it stops it, on error paths too.
+    run_nats_on(args, &server, sent).await
 }
 
 async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> anyhow::Result<Run> {
@@ -427,7 +604,7 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     let publisher = async_nats::connect(server.url.as_str())
         .await
         .with_context(|| format!("could not connect to NATS at {}", server.url))?;
-    let before = rss_of(server.pid)?;
+    let before = rss_of(server.pid())?;
     let mut child = Subscribers::spawn(&[
         "--nats".into(),
         server.url.clone(),
@@ -440,10 +617,10 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     ])?;
     child.ready(args.subscribers).await?;
     tokio::time::sleep(SETTLE).await;
-    let after = rss_of(server.pid)?;
+    let after = rss_of(server.pid())?;
 
     // The same events at the same moments as banco sent them, each encoded once.
-    let cpu_before = cpu_of(Some(server.pid))?;
+    let cpu_before = cpu_of(Some(server.pid()))?;
     let started = tokio::time::Instant::now();
     for (at, event) in sent {
         tokio::time::sleep_until(started + *at).await;
@@ -460,7 +637,7 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     let started = Instant::now() - started.elapsed();
     let report = child.finish(dealt.len()).await?;
     let wall = started.elapsed();
-    let server_cpu = cpu_of(Some(server.pid))?.saturating_sub(cpu_before);
+    let server_cpu = cpu_of(Some(server.pid()))?.saturating_sub(cpu_before);
     let cards: Vec<String> = dealt
         .iter()
         .map(|d| d.card.as_ref().map_or(String::new(), |c| c.card.clone()))
@@ -474,6 +651,9 @@ async fn run_nats_on(args: &FanoutArgs, server: &NatsServer, sent: &[Sent]) -> a
     let version = server.version.trim_start_matches("nats-server: ");
     Ok(Run {
         server_cpu,
+        origin_cpu: None,
+        nats_cpu: None,
+        events: sent.len(),
         name: format!("NATS {version}"),
         memory_per_subscriber: per_subscriber(before, after, args.subscribers),
         report,
@@ -596,7 +776,7 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
         first.expected_cards,
         args.interval_ms
     );
-    let rows: [(&str, Cell); 11] = [
+    let rows: [(&str, Cell); 15] = [
         ("card latency p50", Box::new(|r| ms(r.report.p50_us))),
         ("card latency p90", Box::new(|r| ms(r.report.p90_us))),
         ("card latency p99", Box::new(|r| ms(r.report.p99_us))),
@@ -618,8 +798,34 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
             Box::new(|r| if r.mismatch.is_none() { "yes" } else { "NO" }.to_owned()),
         ),
         (
-            "server CPU while sending",
+            "serving processes' CPU while sending",
             Box::new(|r| format!("{:.2} s", r.server_cpu.as_secs_f64())),
+        ),
+        (
+            "public events to each subscriber",
+            Box::new(|r| r.events.to_string()),
+        ),
+        (
+            "serving CPU per event per subscriber",
+            Box::new(|r| {
+                r.cpu_per_delivery().map_or("-".to_owned(), |c| {
+                    format!("{:.2} µs", c.as_secs_f64() * 1e6)
+                })
+            }),
+        ),
+        (
+            "origin CPU (table, validator) while sending",
+            Box::new(|r| {
+                r.origin_cpu
+                    .map_or("-".to_owned(), |c| format!("{:.2} s", c.as_secs_f64()))
+            }),
+        ),
+        (
+            "nats-server CPU while sending",
+            Box::new(|r| {
+                r.nats_cpu
+                    .map_or("-".to_owned(), |c| format!("{:.2} s", c.as_secs_f64()))
+            }),
         ),
         (
             "subscribers' CPU while receiving",
@@ -630,15 +836,15 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
             Box::new(|r| format!("{:.2} s", r.wall.as_secs_f64())),
         ),
     ];
-    let _ = write!(out, "{:<40}", "");
+    let _ = write!(out, "{:<44}", "");
     for run in runs {
-        let _ = write!(out, "{:>18}", run.name);
+        let _ = write!(out, "{:>22}", run.name);
     }
     out.push('\n');
     for (label, cell) in &rows {
-        let _ = write!(out, "{label:<40}");
+        let _ = write!(out, "{label:<44}");
         for run in runs {
-            let _ = write!(out, "{:>18}", cell(run));
+            let _ = write!(out, "{:>22}", cell(run));
         }
         out.push('\n');
     }
@@ -687,12 +893,16 @@ mod tests {
         assert_eq!(args.against, None);
         let nats = parse(&["--subscribers", "10000", "--against", "nats"]);
         assert!(nats.is_ok_and(|a| a.against == Some(Against::Nats)));
+        let edges = parse(&["--edges", "3"]);
+        assert!(edges.is_ok_and(|a| a.edges == 3));
+        assert_eq!(parse(&[]).map(|a| a.edges).ok(), Some(0));
         for bad in [
             &["--subscribers", "0"][..],
             &["--per-connection", "201"],
             &["--cards", "0"],
             &["--cards", "301"],
             &["--against", "kafka"],
+            &["--edges", "17"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should be refused");
         }

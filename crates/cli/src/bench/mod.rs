@@ -21,7 +21,6 @@ mod bets;
 pub(crate) mod common;
 mod fanout;
 mod grpc_subscribe;
-mod nats;
 mod subscribers;
 mod validator;
 mod video;

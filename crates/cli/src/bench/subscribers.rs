@@ -46,9 +46,10 @@ const LISTED: usize = 10;
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["server", "nats"])))]
 pub(crate) struct SubscribersArgs {
-    /// The broadcaster, `http://127.0.0.1:PORT`.
+    /// The broadcaster, `http://127.0.0.1:PORT`; repeated (edges), the connections go to
+    /// each in turn.
     #[arg(long, requires = "tokens_file")]
-    server: Option<String>,
+    server: Vec<String>,
     /// A NATS server, `nats://127.0.0.1:PORT`.
     #[arg(long)]
     nats: Option<String>,
@@ -348,8 +349,8 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
         })
         .collect();
     let mut tasks: Vec<JoinHandle<Vec<Watch>>> = Vec::with_capacity(connections);
-    match (&args.server, &args.nats) {
-        (Some(server), _) => {
+    match (args.server.is_empty(), &args.nats) {
+        (false, _) => {
             let path = args
                 .tokens_file
                 .as_ref()
@@ -376,7 +377,8 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 args.subscribers
             );
             let mut channels = Vec::with_capacity(connections);
-            for _ in 0..connections {
+            for c in 0..connections {
+                let server = &args.server[c % args.server.len()];
                 // A connection carries many subscribers here (a player's app carries
                 // one): HTTP/2's default 64 KiB connection window would hold every event
                 // back until the window update for the previous few arrived.
@@ -442,7 +444,7 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 }));
             }
         }
-        (None, Some(url)) => {
+        (true, Some(url)) => {
             for &(first, count) in &ranges {
                 let client = async_nats::ConnectOptions::new()
                     .connect(url.as_str())
@@ -465,7 +467,7 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 tasks.push(tokio::spawn(follow(streams, watches, controlled.clone())));
             }
         }
-        (None, None) => bail!("give --server or --nats"),
+        (true, None) => bail!("give --server or --nats"),
     }
     drop(ready);
     for _ in 0..args.subscribers {

@@ -433,6 +433,41 @@ impl TableHandle {
     }
 }
 
+/// What [`read_published`] read again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Republished {
+    /// The table as the record before the first one read left it.
+    pub before: TableSnapshot,
+    /// Its shoe's results and roads then.
+    pub scoreboard: Scoreboard,
+    /// Each record's events and the table after it, in journal order, as they were
+    /// published.
+    pub records: Vec<Published>,
+}
+
+/// The events of journal records `after + 1 ..= through` exactly as the actor published
+/// them, replayed from `config`'s journal file, which is only read (the table's actor may
+/// be writing it): for a publisher that lost them before they left the process (a crash,
+/// a long outage of where they go). Blocking: it replays the journal from its start.
+pub fn read_published(
+    config: &ActorConfig,
+    after: u64,
+    through: u64,
+) -> Result<Republished, ActorError> {
+    let kept = task::read_published(config, after, through)?;
+    let (before, scoreboard) = kept.before.ok_or_else(|| {
+        ActorError::Startup(format!(
+            "journal {}: no table to read records after {after} from",
+            config.journal.display()
+        ))
+    })?;
+    Ok(Republished {
+        before,
+        scoreboard,
+        records: kept.records,
+    })
+}
+
 /// The running actor: its tasks, and a way to stop them. Dropping it leaves the actor
 /// running until every [`TableHandle`] is gone.
 #[derive(Debug)]

@@ -59,10 +59,20 @@ fn before_the_wallet(payload: &[u8]) -> Option<String> {
         .then(|| command.to_owned())
 }
 
+/// The records a reader asked [`replay`] for, and the table as the record before them left
+/// it.
+pub(super) struct Kept {
+    pub(super) after: u64,
+    pub(super) through: u64,
+    pub(super) before: Option<(crate::event::TableSnapshot, banco_rules::Scoreboard)>,
+    pub(super) records: Vec<super::Published>,
+}
+
 fn replay(
     config: &ActorConfig,
     records: Vec<crate::journal::Record>,
     watermark: &Watermark,
+    mut kept: Option<&mut Kept>,
 ) -> Result<Replayed, ActorError> {
     let startup = ActorError::Startup;
     let mut table =
@@ -96,6 +106,14 @@ fn replay(
         })?;
     let mut last_seq = first.seq;
     for record in records {
+        if let Some(kept) = kept.as_deref_mut() {
+            if record.seq > kept.through {
+                break;
+            }
+            if record.seq > kept.after && kept.before.is_none() {
+                kept.before = Some((table.snapshot(), table.scoreboard().clone()));
+            }
+        }
         let entry: JournalEntry = serde_json::from_slice(&record.payload).map_err(|e| {
             match before_the_wallet(&record.payload) {
                 Some(command) => startup(format!(
@@ -131,6 +149,15 @@ fn replay(
         }
         let mut events = events;
         reveal(&mut events, order.as_ref(), &mut owed_reveal);
+        if let Some(kept) = kept.as_deref_mut()
+            && record.seq > kept.after
+        {
+            kept.records.push(super::Published {
+                seq: record.seq,
+                events: events.clone(),
+                snapshot: table.snapshot(),
+            });
+        }
         for event in &events {
             if let Event::RoundFinished(round) = event {
                 let sealed = chain.seal(round.as_ref().clone()).map_err(|e| {
@@ -163,6 +190,11 @@ fn replay(
             recent.insert(id, entry.command, applied);
         }
         last_seq = record.seq;
+    }
+    if let Some(kept) = kept
+        && kept.before.is_none()
+    {
+        kept.before = Some((table.snapshot(), table.scoreboard().clone()));
     }
     if watermark.delivered_seq > chain.last_seq() {
         return Err(startup(format!(
@@ -208,7 +240,7 @@ fn reopen(
     let watermark = Watermark::read(&config.outbox_watermark)?;
     let (journal, records) =
         Journal::open(&config.journal).map_err(|e| format!("cannot be reopened: {e}"))?;
-    let replayed = replay(config, records, &watermark).map_err(|e| e.to_string())?;
+    let replayed = replay(config, records, &watermark, None).map_err(|e| e.to_string())?;
     let committer = GroupCommitter::spawn_counting(
         journal,
         config.commit,
@@ -217,6 +249,29 @@ fn reopen(
     )
     .map_err(|e| format!("cannot be restarted: {e}"))?;
     Ok((committer, replayed))
+}
+
+/// The events of journal records `after + 1 ..= through` as the actor published them,
+/// replayed from the journal file (only read), with the table as record `after` left it.
+pub(super) fn read_published(
+    config: &ActorConfig,
+    after: u64,
+    through: u64,
+) -> Result<Kept, ActorError> {
+    let records = Journal::read(&config.journal).map_err(|e| {
+        ActorError::Startup(format!(
+            "journal {}: cannot be read: {e}",
+            config.journal.display()
+        ))
+    })?;
+    let mut kept = Kept {
+        after,
+        through,
+        before: None,
+        records: Vec::new(),
+    };
+    replay(config, records, &Watermark::default(), Some(&mut kept))?;
+    Ok(kept)
 }
 
 pub(super) async fn spawn(
@@ -246,7 +301,7 @@ pub(super) async fn spawn(
             payload,
         });
     }
-    let replayed = replay(&config, records, &watermark)?;
+    let replayed = replay(&config, records, &watermark, None)?;
     tracing::info!(
         table = %config.table.table_id,
         records = replayed.last_seq,

@@ -41,6 +41,19 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Every valid record of the journal at `path`, read without opening it for writing:
+    /// for a reader beside the table's own writer (a torn tail, which may be a record
+    /// being written just then, is left out and left alone).
+    pub fn read(path: impl AsRef<Path>) -> Result<Vec<Record>, JournalError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
+            path: path.to_path_buf(),
+            op: "read",
+            source,
+        })?;
+        Ok(scan(path, &bytes)?.records)
+    }
+
     /// Opens the journal at `path`, creating it if it does not exist, and replays it.
     ///
     /// Returns every valid record in order. A torn tail (a partial or damaged final record
