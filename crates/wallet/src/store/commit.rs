@@ -35,7 +35,8 @@ type Reply = oneshot::Sender<Result<Answer, WalletError>>;
 /// The queue of a store's committer.
 #[derive(Debug)]
 pub(crate) struct Committer {
-    queue: mpsc::UnboundedSender<(Op, Reply)>,
+    /// Requests sent together arrive together, so they go in one transaction.
+    queue: mpsc::UnboundedSender<Vec<(Op, Reply)>>,
     counts: Arc<Counts>,
 }
 
@@ -87,23 +88,44 @@ impl Committer {
 
     /// Queues `op` and waits for its transaction's commit.
     pub(crate) async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
-        let stopped = || WalletError::Unavailable("the wallet store is closed".to_owned());
         let (reply, answer) = oneshot::channel();
-        self.queue.send((op, reply)).map_err(|_| stopped())?;
+        self.queue.send(vec![(op, reply)]).map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
+
+    /// Queues `ops` together (so that one transaction decides them all, with whatever
+    /// else waits) and waits for its commit: an answer for each, in order.
+    pub(crate) async fn submit_many(&self, ops: Vec<Op>) -> Vec<Result<Answer, WalletError>> {
+        let (requests, answers): (Vec<_>, Vec<_>) = ops
+            .into_iter()
+            .map(|op| {
+                let (reply, answer) = oneshot::channel();
+                ((op, reply), answer)
+            })
+            .unzip();
+        // Not sent: every answer's sender is dropped with it, and each reads as closed.
+        let _ = self.queue.send(requests);
+        let mut decided = Vec::with_capacity(answers.len());
+        for answer in answers {
+            decided.push(answer.await.unwrap_or_else(|_| Err(stopped())));
+        }
+        decided
+    }
+}
+
+fn stopped() -> WalletError {
+    WalletError::Unavailable("the wallet store is closed".to_owned())
 }
 
 async fn run(
     shared: Arc<Shared>,
     counts: Arc<Counts>,
-    mut rx: mpsc::UnboundedReceiver<(Op, Reply)>,
+    mut rx: mpsc::UnboundedReceiver<Vec<(Op, Reply)>>,
 ) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
+    while let Some(mut batch) = rx.recv().await {
         while batch.len() < MAX_BATCH {
             let Ok(next) = rx.try_recv() else { break };
-            batch.push(next);
+            batch.extend(next);
         }
         counts.batch(batch.len());
         commit(&shared, batch).await;

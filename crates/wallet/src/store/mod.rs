@@ -631,6 +631,31 @@ impl Wallet for Store {
         Box::pin(self.movement(Op::Debit(debit.clone())))
     }
 
+    /// In one transaction (with whatever else waits for the committer): one commit for
+    /// them all. `timeout` bounds the wait for it.
+    fn debit_many<'a>(
+        &'a self,
+        debits: &'a [Debit],
+        timeout: Duration,
+    ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
+        Box::pin(async move {
+            let ops = debits.iter().cloned().map(Op::Debit).collect();
+            match tokio::time::timeout(timeout, self.commits.submit_many(ops)).await {
+                Ok(answers) => answers
+                    .into_iter()
+                    .map(|answer| match answer? {
+                        Answer::Receipt(receipt) => Ok(receipt),
+                        other => Err(unexpected(&other)),
+                    })
+                    .collect(),
+                Err(_) => debits
+                    .iter()
+                    .map(|debit| Err(crate::api::no_answer(debit, timeout)))
+                    .collect(),
+            }
+        })
+    }
+
     fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         Box::pin(self.movement(Op::Credit(credit.clone())))
     }
