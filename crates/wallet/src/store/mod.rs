@@ -598,6 +598,12 @@ impl From<MovementRow> for Movement {
     }
 }
 
+/// Refuses a debit no state could take (its amount, its position total, its account's
+/// names), as the store would refuse it, without asking the store.
+pub(crate) fn check_debit(debit: &Debit) -> Result<(), WalletError> {
+    Op::Debit(debit.clone()).check()
+}
+
 /// The metric label of an answer: `ok`, or the refusal's name.
 pub(crate) fn result_label(answer: &Result<Answer, WalletError>) -> &'static str {
     match answer {
