@@ -260,6 +260,17 @@ impl WalletService for Forward {
         self.after(Call::Debit, answer)
     }
 
+    /// Trapped as a Debit: the table's debits go this way.
+    async fn debit_many(
+        &self,
+        r: Request<pb::DebitManyRequest>,
+    ) -> Result<Response<pb::DebitManyReply>, Status> {
+        self.before(Call::Debit)?;
+        let (mut c, r) = self.upstream(r)?;
+        let answer = c.debit_many(r).await;
+        self.after(Call::Debit, answer)
+    }
+
     async fn credit(
         &self,
         r: Request<pb::CreditRequest>,

@@ -29,6 +29,15 @@ pub enum DebitOutcome {
     Refused { error: WalletError },
 }
 
+/// The wallet's answer to the debits of one pending bet request, in a
+/// [`Command::WalletDebitedMany`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DebitAnswer {
+    pub player: String,
+    pub key: String,
+    pub outcome: DebitOutcome,
+}
+
 /// The wallet's acknowledgement of one owed movement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WalletAck {
@@ -140,6 +149,14 @@ pub enum Command {
         outcome: DebitOutcome,
         now_ms: u64,
     },
+    /// The wallet's answers to the debits of several bet requests, sent to it together
+    /// (the requests that became durable in one group commit): one record for them all.
+    /// Each is decided as a [`Command::WalletDebited`] is, in order; one whose request is
+    /// no longer pending changes nothing.
+    WalletDebitedMany {
+        answers: Vec<DebitAnswer>,
+        now_ms: u64,
+    },
     /// The wallet acknowledged owed movements ([`crate::WalletBook::owed`]).
     WalletAcked { acks: Vec<WalletAck>, now_ms: u64 },
     /// A player's balance changed outside this table (the cashier, another table), told
@@ -205,6 +222,7 @@ macro_rules! now_ms_of {
             | Command::ClearBets { now_ms, .. }
             | Command::Rebet { now_ms, .. }
             | Command::WalletDebited { now_ms, .. }
+            | Command::WalletDebitedMany { now_ms, .. }
             | Command::WalletAcked { now_ms, .. }
             | Command::WalletChanged { now_ms, .. }
             | Command::TakeSeat { now_ms, .. }

@@ -27,7 +27,7 @@ pub use actor::{
     spawn,
 };
 pub use chat::ChatTextProblem;
-pub use command::{CardSource, Command, DebitOutcome, WalletAck};
+pub use command::{CardSource, Command, DebitAnswer, DebitOutcome, WalletAck};
 pub use currency::{BadCurrency, Currency, Utc};
 pub use event::{
     BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, RevealedShuffle, RoundTotals,

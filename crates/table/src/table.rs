@@ -31,7 +31,7 @@ use banco_rules::{Bet, BetKind, Card, Coup, Due, Scoreboard, Settlement, settle}
 use banco_wallet::{CreditKind, TxId};
 
 use crate::book::{self, Book, PlayerContext, Stakes};
-use crate::command::{CardSource, Command, DebitOutcome, WalletAck};
+use crate::command::{CardSource, Command, DebitAnswer, DebitOutcome, WalletAck};
 use crate::event::{
     BalanceReason, BetRefusal, BurnRecord, Event, FinishedRound, Placement, RoundTotals,
     ShoeOpening, TableSnapshot,
@@ -300,6 +300,9 @@ impl Table {
                 outcome,
                 now_ms,
             } => self.wallet_debited(player, key, outcome, *now_ms),
+            Command::WalletDebitedMany { answers, now_ms } => {
+                Ok(self.wallet_debited_many(answers, *now_ms))
+            }
             Command::WalletAcked { acks, now_ms: _ } => Ok(self.wallet_acked(acks)),
             Command::WalletChanged {
                 player,
@@ -1483,6 +1486,23 @@ impl Table {
         events.extend(self.close_if_all_seats_decided(now));
         self.remember(player, key, request.fingerprint, &events);
         Ok(events)
+    }
+
+    /// Each answer decided as [`Table::wallet_debited`] decides it, in order: the events
+    /// of all of them, each answer's starting with its `BetsAccepted` or `BetsRefused`. An
+    /// answer refused (its request no longer pending: a bug, since only the wallet task
+    /// answers, once) changed nothing and is left out, the others stand.
+    fn wallet_debited_many(&mut self, answers: &[DebitAnswer], now: u64) -> Vec<Event> {
+        let mut events = Vec::new();
+        for answer in answers {
+            match self.wallet_debited(&answer.player, &answer.key, &answer.outcome, now) {
+                Ok(decided) => events.extend(decided),
+                Err(refusal) => {
+                    tracing::warn!(%refusal, "a wallet's answer changed nothing");
+                }
+            }
+        }
+        events
     }
 
     /// The wallet acknowledged owed movements: each is done; the players hear of their

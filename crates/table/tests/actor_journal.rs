@@ -302,3 +302,90 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
     let keys: BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
     assert_eq!(keys.len() as u64, last + 2);
 }
+
+/// A journal written before the wallet's answers were journaled together (one
+/// `wallet_debited` record per bet request, its own shape) still replays: the bet it
+/// took is in play after a restart, and the table takes bets on, whose answers now come
+/// in one `wallet_debited_many` record.
+#[tokio::test]
+async fn a_journal_of_one_answer_per_record_replays() {
+    use banco_rules::BetKind;
+    use banco_table::actor::JournalEntry;
+    use banco_table::{Command, DebitOutcome};
+    let dir = tempfile::tempdir().unwrap();
+    let configured = config(dir.path(), Pacing::Live);
+    let (table, task) = start(dir.path(), Arc::new(MemorySink::new())).await;
+    fund(&table, "alice", 10_000).await;
+    ok(&table, open_shoe(8)).await;
+    let round = ok(&table, open_betting()).await.snapshot.round_id.unwrap();
+    task.shutdown().await;
+
+    // The request and the wallet's answer to it as the table journaled them then (and the
+    // wallet took the debit).
+    let wallet = wallet_of(dir.path());
+    let debit = banco_wallet::Debit {
+        tx: banco_table::wallet_book::debit_id(&round, "alice", 1, BetKind::Player),
+        player: "alice".into(),
+        currency: "EUR".into(),
+        amount: 1_000,
+        table: "T01".into(),
+        round: round.to_string(),
+        bet: "player".into(),
+        position_total: 1_000,
+    };
+    let receipt = banco_wallet::Wallet::debit(wallet.as_ref(), &debit)
+        .await
+        .unwrap();
+    let now_ms = banco_table::Clock::system().now_ms();
+    let records = [
+        Command::PlaceBets {
+            player: "alice".into(),
+            round_id: round.clone(),
+            bets: vec![(BetKind::Player, 1_000)],
+            key: "k1".into(),
+            now_ms,
+        },
+        Command::WalletDebited {
+            player: "alice".into(),
+            key: "k1".into(),
+            outcome: DebitOutcome::Taken {
+                balance: receipt.balance,
+                version: receipt.version,
+            },
+            now_ms,
+        },
+    ];
+    let (mut journal, _) = Journal::open(&configured.journal).unwrap();
+    for command in records {
+        let entry = JournalEntry {
+            command_id: None,
+            command,
+            shuffle_seed: None,
+            shuffle_key: None,
+        };
+        journal
+            .append(&serde_json::to_vec(&entry).unwrap())
+            .unwrap();
+    }
+    let (_, written) = Journal::open(&configured.journal).unwrap();
+    let last = String::from_utf8(written.last().unwrap().payload.clone()).unwrap();
+    assert!(last.contains(r#""command":"wallet_debited""#), "{last}");
+    drop(journal);
+
+    let (table, task) = start(dir.path(), Arc::new(MemorySink::new())).await;
+    let alice = table.player("alice").await.unwrap();
+    assert_eq!(alice.stakes.get(&BetKind::Player), Some(&1_000));
+    assert_eq!(alice.balance, Some(9_000));
+    assert_eq!(table.books().await.unwrap().in_play, 1_000);
+    // A bet now: its answer is journaled the new way.
+    ok(&table, bet(&round, "alice", BetKind::Banker, 500, "k2")).await;
+    let alice = table.player("alice").await.unwrap();
+    assert_eq!(alice.stakes.get(&BetKind::Banker), Some(&500));
+    task.shutdown().await;
+    let (_, written) = Journal::open(&configured.journal).unwrap();
+    let last = String::from_utf8(written.last().unwrap().payload.clone()).unwrap();
+    assert!(
+        last.contains(r#""command":"wallet_debited_many""#),
+        "{last}"
+    );
+}

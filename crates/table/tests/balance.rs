@@ -272,3 +272,87 @@ fn without_versions_the_last_balance_told_is_shown() {
     t.apply(&told(700)).unwrap();
     assert_eq!(t.balance("alice"), Some(700));
 }
+
+/// The wallet's answers to several players' requests come back in one command: each is
+/// decided as on its own (taken, or refused with its debits cancelled), an answer to a
+/// request no longer pending changes nothing, and the others stand; each answer's events
+/// start with its own `BetsAccepted` or `BetsRefused`.
+#[test]
+fn answers_to_many_requests_in_one_command() {
+    use banco_table::{DebitAnswer, DebitOutcome};
+    use banco_wallet::WalletError;
+    let mut t = table(Pacing::Live);
+    ok(
+        &mut t,
+        open_shoe(shoe_config(8, banco_rules::shoe::BurnRule::None), 0),
+    );
+    for player in ["alice", "bob", "carol"] {
+        let funded = funding(&t, player, 10_000);
+        t.apply(&funded).unwrap();
+    }
+    let round = open(&mut t, 1_000);
+    for (player, key) in [("alice", "a1"), ("bob", "b1"), ("carol", "c1")] {
+        let pending = t
+            .apply(&bets(player, &round, &[(Player, 1_000)], key, 1_100))
+            .unwrap();
+        assert!(matches!(pending[..], [Event::BetsPending { .. }]));
+    }
+    let answer = |player: &str, key: &str, outcome| DebitAnswer {
+        player: player.into(),
+        key: key.into(),
+        outcome,
+    };
+    let taken = |balance| DebitOutcome::Taken {
+        balance,
+        version: None,
+    };
+    let many = Command::WalletDebitedMany {
+        answers: vec![
+            answer("alice", "a1", taken(9_000)),
+            answer(
+                "bob",
+                "b1",
+                DebitOutcome::Refused {
+                    error: WalletError::AccountBlocked,
+                },
+            ),
+            // Never asked: nothing to decide.
+            answer("dave", "d1", taken(0)),
+            answer("carol", "c1", taken(9_000)),
+        ],
+        now_ms: 1_200,
+    };
+    let events = t.apply(&many).unwrap();
+    let decided: Vec<(&str, &str, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BetsAccepted { player, key, .. } => Some((player.as_str(), key.as_str(), true)),
+            Event::BetsRefused { player, key, .. } => Some((player.as_str(), key.as_str(), false)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        vec![
+            ("alice", "a1", true),
+            ("bob", "b1", false),
+            ("carol", "c1", true)
+        ]
+    );
+    assert!(matches!(events[0], Event::BetsAccepted { .. }));
+    // Bob's debit is owed back as a cancel; the others' stakes are in play.
+    let cancels: usize = events
+        .iter()
+        .map(|e| match e {
+            Event::WalletOwed { owed } => owed.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(cancels, 1);
+    assert_eq!(t.ledger().in_play(), 2_000);
+    assert_eq!(t.balance("alice"), Some(9_000));
+    assert!(t.wallet().pending_requests().next().is_none());
+    // The same answers again: nothing is pending any more, nothing changes.
+    assert_eq!(t.apply(&many).unwrap(), vec![]);
+    t.check_books().unwrap();
+}

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -186,6 +187,19 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
 
     fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>>;
 
+    /// Several debits (of one bet request, or of many players' requests at once), each
+    /// decided as [`Wallet::debit`] decides it: an answer for each, in their order, and
+    /// [`WalletError::Unavailable`] for one not answered within `timeout`. A wallet that
+    /// can decide them in one exchange (one transaction, one call) overrides this; by
+    /// default each goes on its own, all at once, each within `timeout`.
+    fn debit_many<'a>(
+        &'a self,
+        debits: &'a [Debit],
+        timeout: Duration,
+    ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
+        Box::pin(debit_each(self, debits, timeout))
+    }
+
     fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>>;
 
     fn cancel<'a>(&'a self, cancel: &'a Cancel) -> BoxFuture<'a, Result<Receipt, WalletError>>;
@@ -206,6 +220,31 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
     /// it shows again). `None`: this wallet cannot tell (an operator's wallet tells nobody):
     /// a table then shows the balance of each receipt and refreshes on subscribe.
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<BalanceChange>>;
+}
+
+/// Each of `debits` on its own, all at once, each within `timeout`: the answers in their
+/// order ([`Wallet::debit_many`] of a wallet that has no better way).
+pub async fn debit_each<W: Wallet + ?Sized>(
+    wallet: &W,
+    debits: &[Debit],
+    timeout: Duration,
+) -> Vec<Result<Receipt, WalletError>> {
+    futures::future::join_all(debits.iter().map(|debit| async move {
+        tokio::time::timeout(timeout, wallet.debit(debit))
+            .await
+            .unwrap_or_else(|_| Err(no_answer(debit, timeout)))
+    }))
+    .await
+}
+
+/// The error of a debit not answered within `timeout`: it may still be taken, so the
+/// caller cancels it.
+pub fn no_answer(debit: &Debit, timeout: Duration) -> WalletError {
+    WalletError::Unavailable(format!(
+        "no answer to debit {} within {} ms",
+        debit.tx,
+        timeout.as_millis()
+    ))
 }
 
 /// Money in and out of a player's account from outside the tables: the casino's cashier

@@ -504,6 +504,61 @@ async fn each_role_is_refused_the_calls_it_may_not_make(db: TestDb) {
     );
 }
 
+/// A table's debits sent together cross in one DebitMany call, decided in one commit,
+/// each answered in its order (taken, refused, the first answer again); a bad one makes
+/// the whole call invalid, naming it, and moves nothing.
+async fn debits_sent_together_cross_in_one_call(db: TestDb) {
+    let served = serve(&db).await;
+    let table = wallet(&served, Role::Service);
+    let cashier = wallet(&served, Role::Cashier);
+    cashier
+        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .await
+        .unwrap();
+    let early = debit("d-early", "alice", 100);
+    table.cancel(&cancel_of(&early)).await.unwrap();
+    let first = table.debit(&debit("d0", "alice", 100)).await.unwrap();
+    let debits = [
+        debit("d1", "alice", 500),
+        debit("d2", "alice", 500),
+        early,
+        debit("d0", "alice", 100),
+    ];
+    let before = served.store.commit_stats().commits;
+    let answers = table.debit_many(&debits, Duration::from_secs(10)).await;
+    assert_eq!(served.store.commit_stats().commits, before + 1);
+    let answers: Vec<Result<(i64, bool), WalletError>> = answers
+        .into_iter()
+        .map(|a| a.map(|r| (r.balance, r.replayed)))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            Ok((400, false)),
+            Err(WalletError::InsufficientFunds {
+                needed: 500,
+                available: 400
+            }),
+            Err(WalletError::Cancelled { tx: tx("d-early") }),
+            Ok((first.balance, true)),
+        ]
+    );
+
+    let mut bad = debit("d3", "alice", 100);
+    bad.amount = 0;
+    let answers = table
+        .debit_many(&[debit("d4", "alice", 100), bad], Duration::from_secs(10))
+        .await;
+    assert_eq!(answers.len(), 2);
+    for answer in answers {
+        assert!(
+            matches!(&answer, Err(WalletError::Invalid(m)) if m.contains("debits[1]") && m.contains("amount_minor")),
+            "{answer:?}"
+        );
+    }
+    assert_eq!(table.account("alice", "EUR").await.unwrap().balance, 400);
+}
+
 async fn a_stopped_wallet_is_unavailable(db: TestDb) {
     let served = serve(&db).await;
     let table = wallet(&served, Role::Service);
@@ -535,5 +590,6 @@ banco_testdb::both_backends!(
     statements_and_movements_are_paged,
     watch_balances_sees_a_deposit,
     each_role_is_refused_the_calls_it_may_not_make,
+    debits_sent_together_cross_in_one_call,
     a_stopped_wallet_is_unavailable,
 );

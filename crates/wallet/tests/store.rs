@@ -8,6 +8,7 @@
 mod store_support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use banco_wallet::store::{Kind, ManualClock, MovementFilter};
 use banco_wallet::{Cashier as _, SelfLimit, Store, Wallet as _, WalletError};
@@ -263,6 +264,51 @@ async fn no_negative_balance_under_concurrent_debits(db: TestDb) {
     }
     assert_eq!(taken, 100);
     assert_eq!(balance(&store, "alice").await, 0);
+    books_balance(&store).await;
+}
+
+/// Many players' debits sent together are decided in one transaction, in their order,
+/// each answered as on its own: taken, refused (no funds, a cancel before it), or the
+/// first answer again for an id seen before.
+async fn debits_sent_together_commit_once(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    deposit(&store, "dep-2", "bob", 1_000).await;
+    let cancelled = debit("d-early", "bob", 100);
+    store.cancel(&cancel_of(&cancelled)).await.unwrap();
+    let repeated = debit("d-again", "alice", 100);
+    let first = store.debit(&repeated).await.unwrap();
+    let debits = [
+        debit("d1", "alice", 300),
+        debit("d2", "bob", 600),
+        debit("d3", "alice", 700),
+        cancelled,
+        repeated,
+        debit("d4", "bob", 400),
+    ];
+    let before = store.commit_stats().commits;
+    let answers = store.debit_many(&debits, Duration::from_secs(10)).await;
+    assert_eq!(store.commit_stats().commits, before + 1);
+    let balances: Vec<Result<i64, WalletError>> = answers
+        .into_iter()
+        .map(|a| a.map(|receipt| receipt.balance))
+        .collect();
+    assert_eq!(
+        balances,
+        vec![
+            Ok(600),
+            Ok(400),
+            Err(WalletError::InsufficientFunds {
+                needed: 700,
+                available: 600
+            }),
+            Err(WalletError::Cancelled { tx: tx("d-early") }),
+            Ok(first.balance),
+            Ok(0),
+        ]
+    );
+    assert_eq!(balance(&store, "alice").await, 600);
+    assert_eq!(balance(&store, "bob").await, 0);
     books_balance(&store).await;
 }
 
@@ -597,6 +643,7 @@ banco_testdb::both_backends!(
     conflicts_name_what_differs,
     a_cancel_before_its_debit_is_remembered,
     no_negative_balance_under_concurrent_debits,
+    debits_sent_together_commit_once,
     self_limits_cool_off,
     a_blocked_account_takes_no_debit,
     statements_and_reconciliation_page,

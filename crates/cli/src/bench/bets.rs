@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::common::{InProcess, connect, keys, percentiles, token};
+use super::common::{InProcess, connect, cpu_per, keys, percentiles, thread_cpu, token};
 use super::wallets::BenchWallet;
 
 type Authed = InterceptedService<Channel, BearerToken>;
@@ -124,9 +124,11 @@ pub(super) async fn bench_bets(
         .map(|(p, i)| (p, bet(p, i)))
         .collect();
     let count = timed.len();
+    let cpu_before = thread_cpu()?;
     let started = Instant::now();
     let mut latencies = place_all(&clients, timed.into_iter(), concurrency).await?;
     let elapsed = started.elapsed();
+    let cpu = cpu_per(&cpu_before, &thread_cpu()?, count, "bet");
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();
 
@@ -184,8 +186,8 @@ pub(super) async fn bench_bets(
     println!(
         "banco bench bets: {players} players × {per_player} bets, concurrency {concurrency}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
-         latency {}; {fsyncs} journal fsyncs, {:.3} per bet{wallet_commits}; totals and all \
-         {players} balances check",
+         latency {}; {cpu}, the bench's clients included; {fsyncs} journal fsyncs, {:.3} per \
+         bet{wallet_commits}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
         elapsed.as_secs_f64(),

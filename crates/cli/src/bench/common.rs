@@ -1,6 +1,7 @@
 //! What every `banco bench` shares: keys and tokens, the in-process validator and
 //! broadcaster, percentiles, a temporary folder.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -345,6 +346,74 @@ pub(super) fn cpu_of(pid: Option<u32>) -> anyhow::Result<Duration> {
     parse_cpu(&stat).with_context(|| format!("{path}: no readable utime and stime"))
 }
 
+/// CPU time each kind of thread of this process has had so far, by thread name with a
+/// trailing number dropped (`grpc-io-0` and `grpc-io-1` are `grpc-io`), from
+/// `/proc/self/task/*/schedstat` (nanoseconds, where `/proc/*/stat` counts 10 ms ticks).
+/// A thread that has ended is not counted: take the difference of two readings over a
+/// span in which the threads that matter live throughout.
+pub(super) fn thread_cpu() -> anyhow::Result<BTreeMap<String, Duration>> {
+    let mut by_kind = BTreeMap::new();
+    let tasks = std::fs::read_dir("/proc/self/task").context("could not list /proc/self/task")?;
+    for task in tasks {
+        let dir = task.context("could not list /proc/self/task")?.path();
+        // A thread that ended between the listing and the reading is skipped.
+        let (Ok(comm), Ok(schedstat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("schedstat")),
+        ) else {
+            continue;
+        };
+        let Some(ns) = schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        *by_kind
+            .entry(thread_kind(comm.trim()).to_owned())
+            .or_insert(Duration::ZERO) += Duration::from_nanos(ns);
+    }
+    Ok(by_kind)
+}
+
+/// A thread's name without its number: `grpc-io-1` → `grpc-io`.
+fn thread_kind(name: &str) -> &str {
+    name.trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end_matches(['-', '_'])
+}
+
+/// The CPU time spent between two [`thread_cpu`] readings, per unit of work (`per`
+/// units), in words: the total, then each kind of thread, the busiest first.
+pub(super) fn cpu_per(
+    before: &BTreeMap<String, Duration>,
+    after: &BTreeMap<String, Duration>,
+    per: usize,
+    unit: &str,
+) -> String {
+    let mut spent: Vec<(&str, Duration)> = after
+        .iter()
+        .map(|(kind, t)| {
+            let was = before.get(kind).copied().unwrap_or_default();
+            (kind.as_str(), t.saturating_sub(was))
+        })
+        .filter(|(_, t)| !t.is_zero())
+        .collect();
+    spent.sort_by(|a, b| b.1.cmp(&a.1));
+    let per = per.max(1) as f64;
+    let micros = |t: Duration| t.as_secs_f64() * 1e6 / per;
+    let total: Duration = spent.iter().map(|(_, t)| *t).sum();
+    let parts: Vec<String> = spent
+        .iter()
+        .map(|(kind, t)| format!("{kind} {:.1}", micros(*t)))
+        .collect();
+    format!(
+        "CPU {:.1} µs per {unit} ({})",
+        micros(total),
+        parts.join(", ")
+    )
+}
+
 /// utime + stime of a `/proc/*/stat` line: fields 14 and 15, counted after the command
 /// name (which may hold spaces), in USER_HZ ticks (100 a second on Linux).
 pub(super) fn parse_cpu(stat: &str) -> Option<Duration> {
@@ -377,6 +446,23 @@ mod tests {
         assert_eq!(parse_cpu(stat), Some(Duration::from_millis(3_800)));
         assert_eq!(parse_cpu("garbage"), None);
         assert!(cpu_of(None).is_ok());
+    }
+
+    #[test]
+    fn threads_by_kind() {
+        assert_eq!(thread_kind("grpc-io-1"), "grpc-io");
+        assert_eq!(thread_kind("tokio-rt-worker"), "tokio-rt-worker");
+        assert_eq!(thread_kind("worker_12"), "worker");
+        let before = BTreeMap::from([("a".to_owned(), Duration::from_millis(10))]);
+        let after = BTreeMap::from([
+            ("a".to_owned(), Duration::from_millis(30)),
+            ("b".to_owned(), Duration::from_millis(40)),
+        ]);
+        assert_eq!(
+            cpu_per(&before, &after, 1000, "bet"),
+            "CPU 60.0 µs per bet (b 40.0, a 20.0)"
+        );
+        assert!(!thread_cpu().expect("this process's threads").is_empty());
     }
 
     #[test]

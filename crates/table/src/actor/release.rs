@@ -6,8 +6,11 @@
 //! no record (queries, retried requests) are released in the same order, so nobody ever
 //! sees a state that a crash could still take back.
 
+use std::ops::Range;
+use std::pin::pin;
 use std::sync::Arc;
 
+use futures::FutureExt as _;
 use tokio::sync::{broadcast, mpsc};
 
 use super::failure::Failure;
@@ -17,6 +20,7 @@ use super::{ActorError, Applied, Published, Reply};
 use crate::event::Event;
 use crate::journal::PendingCommit;
 use crate::metrics::TableMetrics;
+use crate::wallet_book::PendingRequest;
 
 /// An answer that needs nothing from the journal; called with `Err(reason)` if the journal
 /// failed before it.
@@ -30,7 +34,44 @@ pub(crate) struct Record {
     pub(crate) sealed: Vec<SealedRound>,
     /// Who waits for this record: none for the actor's own commands (ticks), the players
     /// whose bet request it decides (a first request and its retries).
-    pub(crate) replies: Vec<Reply<Applied>>,
+    pub(crate) replies: Vec<Waiter>,
+}
+
+/// One caller waiting for a record's answer.
+pub(crate) struct Waiter {
+    pub(crate) reply: Reply<Applied>,
+    /// The events of the record that are this caller's answer (in a record of the wallet's
+    /// answers to many players' requests, the ones of its own request); `None`: all.
+    pub(crate) events: Option<Range<usize>>,
+}
+
+impl Waiter {
+    /// Told every event of the record.
+    pub(crate) fn of_all(reply: Reply<Applied>) -> Waiter {
+        Waiter {
+            reply,
+            events: None,
+        }
+    }
+
+    fn answer(self, applied: &Applied) {
+        let events = match self.events {
+            None => applied.events.clone(),
+            Some(range) => applied.events.get(range).unwrap_or_default().to_vec(),
+        };
+        let applied = Applied {
+            seq: applied.seq,
+            events,
+            snapshot: applied.snapshot.clone(),
+            replayed: applied.replayed,
+        };
+        // A caller that went away is no error: its record stands.
+        let _ = self.reply.send(Ok(applied));
+    }
+
+    pub(crate) fn fail(self, error: ActorError) {
+        let _ = self.reply.send(Err(error));
+    }
 }
 
 pub(crate) enum Release {
@@ -55,7 +96,27 @@ pub(crate) async fn run(
     failed: Arc<Failure>,
     metrics: TableMetrics,
 ) {
-    while let Some(item) = queue.recv().await {
+    // The bet requests of the records released since the last wait: they go to the wallet
+    // together, in one exchange, before this task waits for anything (the next record's
+    // fsync, the next record), so a group commit's requests are debited together.
+    let mut debits: Vec<PendingRequest> = Vec::new();
+    let flush = |debits: &mut Vec<PendingRequest>| {
+        if !debits.is_empty() {
+            let _ = wallet.send(WalletWork::Debits(std::mem::take(debits)));
+        }
+    };
+    loop {
+        let item = match queue.try_recv() {
+            Ok(item) => item,
+            Err(mpsc::error::TryRecvError::Empty) => {
+                flush(&mut debits);
+                match queue.recv().await {
+                    Some(item) => item,
+                    None => break,
+                }
+            }
+            Err(mpsc::error::TryRecvError::Disconnected) => break,
+        };
         match item {
             Release::Answer(answer) => answer(match failed.get() {
                 Some(reason) => Err(reason),
@@ -74,25 +135,33 @@ pub(crate) async fn run(
                 // disk before it takes anything else.
                 let durable = match failed.get() {
                     Some(reason) => Err(reason),
-                    None => match pending.durable().await {
-                        Ok(got) if got == seq => Ok(()),
-                        Ok(got) => {
-                            Err(format!("numbered a record {got}, the actor expected {seq}"))
+                    None => {
+                        let mut durable = pin!(pending.durable());
+                        let got = match durable.as_mut().now_or_never() {
+                            Some(got) => got,
+                            None => {
+                                flush(&mut debits);
+                                durable.await
+                            }
+                        };
+                        match got {
+                            Ok(got) if got == seq => Ok(()),
+                            Ok(got) => {
+                                Err(format!("numbered a record {got}, the actor expected {seq}"))
+                            }
+                            Err(e) => Err(e.reason()),
                         }
-                        Err(e) => Err(e.reason()),
-                    },
+                    }
                 };
                 match durable {
                     Ok(()) => {
-                        for reply in replies {
-                            let _ = reply.send(Ok(applied.clone()));
+                        for waiter in replies {
+                            waiter.answer(&applied);
                         }
                         // What the record asks of the wallet goes out only now it is durable.
                         for event in &applied.events {
                             match event {
-                                Event::BetsPending { request } => {
-                                    let _ = wallet.send(WalletWork::Debits(request.clone()));
-                                }
+                                Event::BetsPending { request } => debits.push(request.clone()),
                                 Event::WalletOwed { owed } => {
                                     for owed in owed {
                                         let _ = wallet.send(WalletWork::Owed(owed.clone()));
@@ -122,12 +191,13 @@ pub(crate) async fn run(
                             tracing::error!(seq, %reason, "journal failed: commands are refused until it is reopened");
                         }
                         let reason = failed.get().unwrap_or(reason);
-                        for reply in replies {
-                            let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
+                        for waiter in replies {
+                            waiter.fail(ActorError::JournalFailed(reason.clone()));
                         }
                     }
                 }
             }
         }
     }
+    flush(&mut debits);
 }

@@ -15,7 +15,7 @@ use super::failure::Failure;
 use super::journaled_config::JournaledConfig;
 use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
-use super::release::{self, Answer, Record, Release};
+use super::release::{self, Answer, Record, Release, Waiter};
 use super::rules::{CardCheck, Rules, RulesError};
 use super::wallet;
 use super::{
@@ -771,7 +771,12 @@ impl Actor {
             }
             None => {
                 let mut replies = self.answered_by(&command, &events);
-                replies.push(reply);
+                // The wallet task, which sent the answers, needs only to know they stand.
+                let own = match command {
+                    Command::WalletDebitedMany { .. } => Some(0..0),
+                    _ => None,
+                };
+                replies.push(Waiter { reply, events: own });
                 replies
             }
         };
@@ -780,11 +785,9 @@ impl Actor {
             .await;
     }
 
-    /// Whoever waits for the request `command` decides (a `WalletDebited`).
-    fn answered_by(&mut self, command: &Command, events: &[Event]) -> Vec<Reply<Applied>> {
-        let Command::WalletDebited { player, key, .. } = command else {
-            return Vec::new();
-        };
+    /// Whoever waits for the requests `command` decides (a `WalletDebited`, or each of a
+    /// `WalletDebitedMany`'s answers), each told the events of its own request.
+    fn answered_by(&mut self, command: &Command, events: &[Event]) -> Vec<Waiter> {
         for event in events {
             match event {
                 Event::BetsAccepted { .. } => self.metrics.bet_accepted(),
@@ -792,9 +795,27 @@ impl Actor {
                 _ => {}
             }
         }
-        self.waiting
-            .remove(&(player.clone(), key.clone()))
-            .unwrap_or_default()
+        match command {
+            Command::WalletDebited { player, key, .. } => self
+                .waiting
+                .remove(&(player.clone(), key.clone()))
+                .unwrap_or_default()
+                .into_iter()
+                .map(Waiter::of_all)
+                .collect(),
+            Command::WalletDebitedMany { .. } => {
+                let mut waiters = Vec::new();
+                for (player, key, range) in answers_in(events) {
+                    let waiting = self.waiting.remove(&(player, key)).unwrap_or_default();
+                    waiters.extend(waiting.into_iter().map(|reply| Waiter {
+                        reply,
+                        events: Some(range.clone()),
+                    }));
+                }
+                waiters
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Refuses every bet request the journal left waiting for the wallet (see `run`).
@@ -979,20 +1000,20 @@ impl Actor {
         command_id: Option<String>,
         command: Command,
         events: Vec<Event>,
-        replies: Vec<Reply<Applied>>,
+        replies: Vec<Waiter>,
         (shuffle_seed, shuffle_key): Journaled,
     ) {
         // Every record goes through here, so a shoe's end reveals its key whatever ended
         // it (the last hand, a void, a croupier), as the replay does.
         let mut events = events;
         reveal(&mut events, self.order.as_ref(), &mut self.owed_reveal);
-        let fail = |this: &Self, reason: String, replies: Vec<Reply<Applied>>| {
+        let fail = |this: &Self, reason: String, replies: Vec<Waiter>| {
             if this.failed.set(reason.clone()) {
                 tracing::error!(%reason, "journal failed: commands are refused until it is reopened");
             }
             let reason = this.failed.get().unwrap_or(reason);
-            for reply in replies {
-                let _ = reply.send(Err(ActorError::JournalFailed(reason.clone())));
+            for waiter in replies {
+                waiter.fail(ActorError::JournalFailed(reason.clone()));
             }
         };
         let mut sealed = Vec::new();
@@ -1192,4 +1213,24 @@ fn pending_retry(events: &[Event]) -> Option<(String, String)> {
         },
         _ => None,
     }
+}
+
+/// The requests a batch of the wallet's answers decided, in the order of its events: each
+/// (player, key) with the range of its events, from its `BetsAccepted` or `BetsRefused` to
+/// the next one's (what else its answer caused, such as betting closing, included).
+fn answers_in(events: &[Event]) -> Vec<(String, String, std::ops::Range<usize>)> {
+    let mut decided: Vec<(String, String, std::ops::Range<usize>)> = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let (player, key) = match event {
+            Event::BetsAccepted { player, key, .. } | Event::BetsRefused { player, key, .. } => {
+                (player, key)
+            }
+            _ => continue,
+        };
+        if let Some(last) = decided.last_mut() {
+            last.2.end = i;
+        }
+        decided.push((player.clone(), key.clone(), i..events.len()));
+    }
+    decided
 }

@@ -5,13 +5,17 @@
 //! journal order ([`WalletWork`]): so nothing is ever sent that a crash could still take
 //! back, and everything journaled is sent, again after a restart (the journal rebuilds the
 //! table's [`crate::WalletBook`]). What the wallet answers comes back to the actor as
-//! ordinary journaled commands ([`Command::WalletDebited`], [`Command::WalletAcked`]).
+//! ordinary journaled commands ([`Command::WalletDebitedMany`], [`Command::WalletAcked`]).
 //!
-//! - A request's debits go out together; the request is taken only if every one was taken
-//!   within [`WalletOptions::debit_timeout`]. Otherwise (a refusal, no answer in time) the
-//!   table refuses the bet and cancels **every** debit of the request: a debit that timed
-//!   out may still have been taken, and a cancel of one that never arrived is remembered
-//!   by the wallet, so the late debit is refused. Nothing is ever half-debited.
+//! - The debits of the bet requests that became durable together (one group commit) go
+//!   out together, in one exchange where the wallet can ([`Wallet::debit_many`]: one
+//!   transaction of the store, one call to `banco wallet`), and their answers come back in
+//!   one record: a bet costs the journal one record of its own, not two, and the wallet
+//!   one commit per group, not per bet. A request is taken only if every one of its debits
+//!   was taken within [`WalletOptions::debit_timeout`]. Otherwise (a refusal, no answer in
+//!   time) the table refuses the bet and cancels **every** debit of the request: a debit
+//!   that timed out may still have been taken, and a cancel of one that never arrived is
+//!   remembered by the wallet, so the late debit is refused. Nothing is ever half-debited.
 //! - Owed movements go out in the order they were made, a window of them at a time, each
 //!   retried with backoff until the wallet answers it; a wallet that refuses one for good
 //!   (which only a bug or an operator's edit can cause) is logged as an alert and retried
@@ -26,13 +30,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::{BalanceChange, Receipt, Wallet, WalletError};
+use banco_wallet::{BalanceChange, Debit, Receipt, Wallet, WalletError};
 use futures::stream::{FuturesOrdered, StreamExt as _};
 use tokio::sync::{broadcast, mpsc};
 
 use super::TableHandle;
 use super::outbox::{RETRY_FIRST, RETRY_MAX};
-use crate::command::{Command, DebitOutcome, WalletAck};
+use crate::command::{Command, DebitAnswer, DebitOutcome, WalletAck};
 use crate::metrics::TableMetrics;
 use crate::wallet_book::{Owed, OwedOp, PendingRequest, supersedes};
 
@@ -55,10 +59,11 @@ impl Default for WalletOptions {
     }
 }
 
-/// What a durable record asks of the wallet.
+/// What durable records ask of the wallet.
 #[derive(Debug)]
 pub(crate) enum WalletWork {
-    Debits(PendingRequest),
+    /// The bet requests of records made durable together.
+    Debits(Vec<PendingRequest>),
     Owed(Owed),
 }
 
@@ -85,18 +90,17 @@ pub(crate) async fn run(
         metrics.wallet_owed(queue.len() + in_flight.len());
         tokio::select! {
             next = work.recv() => match next {
-                Some(WalletWork::Debits(request)) => {
+                Some(WalletWork::Debits(requests)) => {
                     let wallet = Arc::clone(&wallet);
                     let actor = actor.clone();
                     let timeout = options.debit_timeout;
                     tokio::spawn(async move {
-                        let (player, key) = (request.player.clone(), request.key.clone());
-                        let outcome = debit_all(wallet.as_ref(), &request, timeout).await;
-                        let command = Command::WalletDebited { player, key, outcome, now_ms: 0 };
+                        let answers = debit_all(wallet.as_ref(), requests, timeout).await;
+                        let command = Command::WalletDebitedMany { answers, now_ms: 0 };
                         if let Err(e) = actor.submit(None, command).await {
-                            // The actor stopped: the request stays pending in the journal,
-                            // and the next start cancels its debits.
-                            tracing::warn!(error = %e, "wallet: the table did not take a debit's answer");
+                            // The actor stopped: the requests stay pending in the journal,
+                            // and the next start cancels their debits.
+                            tracing::warn!(error = %e, "wallet: the table did not take the debits' answers");
                         }
                     });
                 }
@@ -178,23 +182,38 @@ async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change:
     }
 }
 
-/// Every debit of `request`, together.
+/// Every debit of `requests`, in one exchange: each request's answer.
 async fn debit_all(
     wallet: &dyn Wallet,
-    request: &PendingRequest,
+    requests: Vec<PendingRequest>,
     timeout: Duration,
-) -> DebitOutcome {
-    let answers = futures::future::join_all(request.debits.iter().map(|debit| async move {
-        match tokio::time::timeout(timeout, wallet.debit(debit)).await {
-            Ok(answer) => answer,
-            Err(_) => Err(WalletError::Unavailable(format!(
-                "no answer to debit {} within {} ms",
-                debit.tx,
-                timeout.as_millis()
-            ))),
-        }
-    }))
-    .await;
+) -> Vec<DebitAnswer> {
+    let debits: Vec<Debit> = requests
+        .iter()
+        .flat_map(|r| r.debits.iter().cloned())
+        .collect();
+    let mut answers = wallet.debit_many(&debits, timeout).await.into_iter();
+    requests
+        .into_iter()
+        .map(|request| {
+            // A wallet that answered fewer debits than it was sent left the rest unknown.
+            let mine = request.debits.iter().map(|debit| {
+                answers
+                    .next()
+                    .unwrap_or_else(|| Err(banco_wallet::api::no_answer(debit, timeout)))
+            });
+            let outcome = outcome(mine);
+            DebitAnswer {
+                player: request.player,
+                key: request.key,
+                outcome,
+            }
+        })
+        .collect()
+}
+
+/// A request's outcome from the answers to its debits.
+fn outcome(answers: impl Iterator<Item = Result<Receipt, WalletError>>) -> DebitOutcome {
     let mut balance: Option<(i64, Option<u64>)> = None;
     let mut refusal = None;
     for answer in answers {

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::future::Future;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -21,10 +22,10 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
-use super::convert::answer_of;
+use super::convert::{answer_of, debit_answer_of};
 use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
-    TxId, Wallet, WalletError,
+    TxId, Wallet, WalletError, debit_each, no_answer,
 };
 use crate::store::Movement;
 
@@ -81,6 +82,8 @@ pub struct GrpcWallet {
     options: GrpcWalletOptions,
     /// Started by the first [`Wallet::changes`]: WatchBalances, reconnecting.
     watch: Arc<OnceLock<Watcher>>,
+    /// The wallet answered DebitMany UNIMPLEMENTED (an older `banco wallet`).
+    no_debit_many: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for GrpcWallet {
@@ -159,6 +162,7 @@ impl GrpcWallet {
             url: url.to_owned(),
             options,
             watch: Arc::new(OnceLock::new()),
+            no_debit_many: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -382,6 +386,56 @@ impl Wallet for GrpcWallet {
             let mut client = self.client.clone();
             let request = self.request(pb::DebitRequest::from(debit));
             self.movement(client.debit(request)).await
+        })
+    }
+
+    /// One DebitMany call (one transaction of the wallet's store) for them all; each on its
+    /// own against a wallet too old to have DebitMany.
+    fn debit_many<'a>(
+        &'a self,
+        debits: &'a [Debit],
+        timeout: Duration,
+    ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
+        Box::pin(async move {
+            if self.no_debit_many.load(Ordering::Relaxed) {
+                return debit_each(self, debits, timeout).await;
+            }
+            let timeout = timeout.min(self.options.timeout);
+            let mut client = self.client.clone();
+            let mut request = tonic::Request::new(pb::DebitManyRequest {
+                debits: debits.iter().map(pb::DebitRequest::from).collect(),
+            });
+            request.set_timeout(timeout);
+            let every = |error: WalletError| vec![Err(error); debits.len()];
+            let reply = match tokio::time::timeout(timeout, client.debit_many(request)).await {
+                Ok(Ok(reply)) => reply.into_inner(),
+                Ok(Err(status)) if status.code() == Code::Unimplemented => {
+                    tracing::info!(wallet = %self.url, "the wallet has no DebitMany: each debit goes on its own");
+                    self.no_debit_many.store(true, Ordering::Relaxed);
+                    return debit_each(self, debits, timeout).await;
+                }
+                Ok(Err(status)) => return every(status_error(&self.url, &status)),
+                Err(_) => {
+                    return debits.iter().map(|d| Err(no_answer(d, timeout))).collect();
+                }
+            };
+            if reply.answers.len() != debits.len() {
+                return every(WalletError::Unavailable(format!(
+                    "{}: {} answers to {} debits",
+                    self.url,
+                    reply.answers.len(),
+                    debits.len()
+                )));
+            }
+            reply
+                .answers
+                .into_iter()
+                .enumerate()
+                .map(|(i, answer)| {
+                    debit_answer_of(answer)
+                        .map_err(|e| self.unreadable(&e.within(&format!("answers[{i}]"))))?
+                })
+                .collect()
         })
     }
 

@@ -421,6 +421,53 @@ pub(crate) fn movement_reply(receipt: Receipt) -> pb::MovementReply {
     }
 }
 
+/// The answer to one debit of a DebitMany: its receipt, its refusal, or why it was not
+/// decided.
+pub(crate) fn debit_answer(answer: Result<Receipt, WalletError>) -> pb::DebitAnswer {
+    match answer {
+        Ok(receipt) => pb::DebitAnswer {
+            receipt: Some(receipt.into()),
+            ..Default::default()
+        },
+        Err(error) => match refusal(&error) {
+            Some(refusal) => pb::DebitAnswer {
+                refusal: Some(refusal),
+                ..Default::default()
+            },
+            None => pb::DebitAnswer {
+                unavailable: match error {
+                    WalletError::Unavailable(why) => why,
+                    other => other.to_string(),
+                },
+                ..Default::default()
+            },
+        },
+    }
+}
+
+/// What a DebitMany's answer to one debit says: a receipt or a refusal, or
+/// [`WalletError::Unavailable`] for one not decided.
+pub(crate) fn debit_answer_of(
+    answer: pb::DebitAnswer,
+) -> Result<Result<Receipt, WalletError>, ConversionError> {
+    match (
+        answer.receipt,
+        answer.refusal,
+        answer.unavailable.is_empty(),
+    ) {
+        (receipt, refusal, true) if receipt.is_some() != refusal.is_some() => {
+            answer_of(pb::MovementReply { receipt, refusal })
+        }
+        (None, None, false) => Ok(Err(WalletError::Unavailable(answer.unavailable))),
+        (None, None, true) => Err(ConversionError::missing("receipt")),
+        _ => Err(ConversionError::invalid(
+            "refusal",
+            "set",
+            "an answer carries one of a receipt, a refusal or `unavailable`",
+        )),
+    }
+}
+
 /// The receipt or the refusal a reply carries.
 pub(crate) fn answer_of(
     reply: pb::MovementReply,

@@ -27,6 +27,14 @@ pub const ALLOWED_ROLES: [Role; 3] = [Role::Service, Role::Cashier, Role::Audito
 const TABLES: &[Role] = &[Role::Service];
 const CASHIER: &[Role] = &[Role::Cashier];
 
+/// The most debits one DebitMany carries (what one transaction of the store decides).
+const MAX_DEBITS: usize = 1024;
+
+/// How long a DebitMany waits for the store's commit: the caller's own deadline ends the
+/// call sooner; the debits of a commit that comes later still stand, and a retry is
+/// answered with them.
+const DEBIT_MANY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The changes a watcher may fall behind by before it is told it missed some.
 const WATCH_BUFFER: usize = 256;
 
@@ -166,6 +174,39 @@ impl WalletService for WalletServer {
             require_role(&request, TABLES)?;
             let debit = Debit::try_from(request.into_inner()).map_err(invalid)?;
             Ok(self.store.debit(&debit).await)
+        })
+        .await
+    }
+
+    async fn debit_many(
+        &self,
+        request: Request<pb::DebitManyRequest>,
+    ) -> Result<Response<pb::DebitManyReply>, Status> {
+        self.plain("debit_many", async {
+            require_role(&request, TABLES)?;
+            let debits = request.into_inner().debits;
+            if debits.len() > MAX_DEBITS {
+                return Err(Status::invalid_argument(format!(
+                    "debits: {} of them, at most {MAX_DEBITS} in one call",
+                    debits.len()
+                )));
+            }
+            // All checked before any is decided: a bad one moves nothing of the others.
+            let debits = debits
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let field = format!("debits[{i}]");
+                    let debit = Debit::try_from(d).map_err(|e| invalid(e.within(&field)))?;
+                    crate::store::check_debit(&debit)
+                        .map_err(|e| Status::invalid_argument(format!("{field}: {e}")))?;
+                    Ok(debit)
+                })
+                .collect::<Result<Vec<_>, Status>>()?;
+            let answers = self.store.debit_many(&debits, DEBIT_MANY_WAIT).await;
+            Ok(pb::DebitManyReply {
+                answers: answers.into_iter().map(convert::debit_answer).collect(),
+            })
         })
         .await
     }

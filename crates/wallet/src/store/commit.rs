@@ -4,9 +4,10 @@
 //! commits wait for the next one, so under load one fsync serves many tables' debits;
 //! alone, a request is committed at once.
 //!
-//! In the transaction the accounts touched are created if need be and read (on
-//! PostgreSQL locked, `FOR UPDATE`, in key order so that two stores on one database never
-//! deadlock), then the earlier requests of the same ids and the marks of the debits named.
+//! In the transaction the accounts touched are read (on PostgreSQL created if need be and
+//! locked, `FOR UPDATE`, in key order so that two stores on one database never deadlock;
+//! on SQLite the transaction takes the database's one write lock as it begins), then the
+//! earlier requests of the same ids and the marks of the debits named.
 //! What another store commits on an account first is therefore what this one decides on:
 //! no balance is written from a stale read. If the database fails the transaction (a
 //! store elsewhere took the same id at the same instant, a full disk), nothing of it was
@@ -35,7 +36,8 @@ type Reply = oneshot::Sender<Result<Answer, WalletError>>;
 /// The queue of a store's committer.
 #[derive(Debug)]
 pub(crate) struct Committer {
-    queue: mpsc::UnboundedSender<(Op, Reply)>,
+    /// Requests sent together arrive together, so they go in one transaction.
+    queue: mpsc::UnboundedSender<Vec<(Op, Reply)>>,
     counts: Arc<Counts>,
 }
 
@@ -87,23 +89,44 @@ impl Committer {
 
     /// Queues `op` and waits for its transaction's commit.
     pub(crate) async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
-        let stopped = || WalletError::Unavailable("the wallet store is closed".to_owned());
         let (reply, answer) = oneshot::channel();
-        self.queue.send((op, reply)).map_err(|_| stopped())?;
+        self.queue.send(vec![(op, reply)]).map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
+
+    /// Queues `ops` together (so that one transaction decides them all, with whatever
+    /// else waits) and waits for its commit: an answer for each, in order.
+    pub(crate) async fn submit_many(&self, ops: Vec<Op>) -> Vec<Result<Answer, WalletError>> {
+        let (requests, answers): (Vec<_>, Vec<_>) = ops
+            .into_iter()
+            .map(|op| {
+                let (reply, answer) = oneshot::channel();
+                ((op, reply), answer)
+            })
+            .unzip();
+        // Not sent: every answer's sender is dropped with it, and each reads as closed.
+        let _ = self.queue.send(requests);
+        let mut decided = Vec::with_capacity(answers.len());
+        for answer in answers {
+            decided.push(answer.await.unwrap_or_else(|_| Err(stopped())));
+        }
+        decided
+    }
+}
+
+fn stopped() -> WalletError {
+    WalletError::Unavailable("the wallet store is closed".to_owned())
 }
 
 async fn run(
     shared: Arc<Shared>,
     counts: Arc<Counts>,
-    mut rx: mpsc::UnboundedReceiver<(Op, Reply)>,
+    mut rx: mpsc::UnboundedReceiver<Vec<(Op, Reply)>>,
 ) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
+    while let Some(mut batch) = rx.recv().await {
         while batch.len() < MAX_BATCH {
             let Ok(next) = rx.try_recv() else { break };
-            batch.push(next);
+            batch.extend(next);
         }
         counts.batch(batch.len());
         commit(&shared, batch).await;
@@ -270,26 +293,33 @@ async fn write(
         .flat_map(|op| op.debits().into_iter().map(TxId::as_str))
         .collect();
     let debits: Vec<&str> = debits.into_iter().collect();
-    let lock = match shared.db {
-        Db::Sqlite(_) => "",
-        Db::Postgres(_) => " ORDER BY player, currency FOR UPDATE",
+    // What another store commits first is what this one decides on. On PostgreSQL the
+    // accounts are created first so that they can be locked (`FOR UPDATE` locks only rows
+    // that exist). SQLite has one writer at a time: taken at BEGIN (IMMEDIATE), it keeps
+    // every read of the transaction current, and an account read missing is decided empty
+    // and created by the final upsert, without a statement of its own.
+    let (begin, create_first, lock) = match shared.db {
+        Db::Sqlite(_) => ("BEGIN IMMEDIATE", false, ""),
+        Db::Postgres(_) => ("BEGIN", true, " ORDER BY player, currency FOR UPDATE"),
     };
     let (answers, writes) = super::on_pool!(db = &shared.writer, |pool| {
-        let mut tx = pool.begin().await?;
+        let mut tx = pool.begin_with(begin).await?;
         let mut loaded = Loaded::default();
         for piece in pieces(&keys, IDS_PER_SELECT) {
-            let mut q = QueryBuilder::new(
-                "INSERT INTO accounts (player, currency, balance, blocked, pending) ",
-            );
-            q.push_values(piece, |mut b, (player, currency)| {
-                b.push_bind(*player)
-                    .push_bind(*currency)
-                    .push_bind(0_i64)
-                    .push_bind(false)
-                    .push_bind(false);
-            });
-            q.push(" ON CONFLICT (player, currency) DO NOTHING");
-            q.build().execute(&mut *tx).await?;
+            if create_first {
+                let mut q = QueryBuilder::new(
+                    "INSERT INTO accounts (player, currency, balance, blocked, pending) ",
+                );
+                q.push_values(piece, |mut b, (player, currency)| {
+                    b.push_bind(*player)
+                        .push_bind(*currency)
+                        .push_bind(0_i64)
+                        .push_bind(false)
+                        .push_bind(false);
+                });
+                q.push(" ON CONFLICT (player, currency) DO NOTHING");
+                q.build().execute(&mut *tx).await?;
+            }
             let mut q = QueryBuilder::new(super::SELECT_ACCOUNT);
             q.push(" WHERE (player, currency) IN (VALUES ");
             let mut list = q.separated(", ");

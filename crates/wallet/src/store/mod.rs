@@ -598,6 +598,12 @@ impl From<MovementRow> for Movement {
     }
 }
 
+/// Refuses a debit no state could take (its amount, its position total, its account's
+/// names), as the store would refuse it, without asking the store.
+pub(crate) fn check_debit(debit: &Debit) -> Result<(), WalletError> {
+    Op::Debit(debit.clone()).check()
+}
+
 /// The metric label of an answer: `ok`, or the refusal's name.
 pub(crate) fn result_label(answer: &Result<Answer, WalletError>) -> &'static str {
     match answer {
@@ -629,6 +635,31 @@ impl Wallet for Store {
 
     fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         Box::pin(self.movement(Op::Debit(debit.clone())))
+    }
+
+    /// In one transaction (with whatever else waits for the committer): one commit for
+    /// them all. `timeout` bounds the wait for it.
+    fn debit_many<'a>(
+        &'a self,
+        debits: &'a [Debit],
+        timeout: Duration,
+    ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
+        Box::pin(async move {
+            let ops = debits.iter().cloned().map(Op::Debit).collect();
+            match tokio::time::timeout(timeout, self.commits.submit_many(ops)).await {
+                Ok(answers) => answers
+                    .into_iter()
+                    .map(|answer| match answer? {
+                        Answer::Receipt(receipt) => Ok(receipt),
+                        other => Err(unexpected(&other)),
+                    })
+                    .collect(),
+                Err(_) => debits
+                    .iter()
+                    .map(|debit| Err(crate::api::no_answer(debit, timeout)))
+                    .collect(),
+            }
+        })
     }
 
     fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
