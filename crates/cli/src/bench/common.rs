@@ -399,7 +399,7 @@ pub(super) fn cpu_per(
         })
         .filter(|(_, t)| !t.is_zero())
         .collect();
-    spent.sort_by(|a, b| b.1.cmp(&a.1));
+    spent.sort_by_key(|s| std::cmp::Reverse(s.1));
     let per = per.max(1) as f64;
     let micros = |t: Duration| t.as_secs_f64() * 1e6 / per;
     let total: Duration = spent.iter().map(|(_, t)| *t).sum();
