@@ -1,6 +1,6 @@
 //! # banco-streaming
 //!
-//! The table's live video with GStreamer (DESIGN.md, "streaming"):
+//! The table's live video with GStreamer (docs/src/architecture/index.md, "streaming"):
 //!
 //! - [`Encoder`]: the camera (V4L2) or a moving test pattern, with the round's state burnt
 //!   in ([`Overlay`]), encoded to low-latency H.264 (x264 `zerolatency`, or OpenH264) into

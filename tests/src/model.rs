@@ -1,6 +1,6 @@
 //! An independent model of a table's money: what each PlaceBets should do (the limits of
-//! RULES.md as ListTables states them, raise under the minimum, Tie only with a main bet,
-//! all or nothing, never beyond the balance) and what each round pays, settled by
+//! docs/src/rules/limits.md as ListTables states them, raise under the minimum, Tie only with a
+//! main bet, all or nothing, never beyond the balance) and what each round pays, settled by
 //! `banco_rules::settle` from the cards dealt. The tests compare the services with it.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! A studio on loopback, as DESIGN.md's "Scale beyond one machine" lays it out: NATS with
+//! A studio on loopback, as `docs/src/operations/studio.md` lays it out: NATS with
 //! JetStream, a validator, an origin broadcaster publishing table T01's events
 //! (`--events`), edges serving the players from the stream, a croupier dealing a seeded
 //! shoe, and many players following the table on the edges, each able to move to another

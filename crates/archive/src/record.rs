@@ -134,7 +134,8 @@ pub struct RoundRow {
     pub total_stake: i64,
     pub total_returned: i64,
     pub total_refunded: i64,
-    /// The hand in dealing order, in the notation of RULES.md, space separated.
+    /// The hand in dealing order, in the notation of docs/src/rules/cards-and-shoe.md, space
+    /// separated.
     pub dealt: String,
     /// The hand's totals (`None` when it was not completed).
     pub player_total: Option<i64>,

@@ -5,7 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Who the bearer is, as far as authorization goes (DESIGN.md "Security").
+/// Who the bearer is, as far as authorization goes (docs/src/operations/tls.md, "Roles and
+/// tokens").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -1,7 +1,7 @@
 //! # banco-broadcaster
 //!
-//! The gRPC face of the table actors one broadcaster hosts (DESIGN.md, "Processes and data
-//! flow"):
+//! The gRPC face of the table actors one broadcaster hosts (docs/src/architecture/index.md,
+//! "Processes and data flow"):
 //!
 //! - **TableService** (role `croupier`): each request is read strictly, turned into a table
 //!   [`banco_table::Command`] whose `by` is the croupier's token subject, and submitted to

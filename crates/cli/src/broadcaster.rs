@@ -1,7 +1,7 @@
 //! `banco broadcaster`: table actors served over TableService and PlayerService.
 //!
 //! Each `--table` is one table (`T01`, or `T01=5-300` with its limits in major units);
-//! `--seven-tiers` hosts T01–T07 with the seven tiers of RULES.md (seed 004).
+//! `--seven-tiers` hosts T01–T07 with the seven tiers of docs/src/rules/limits.md (seed 004).
 //!
 //! Files under `<data-dir>/<table>/`: the journal (`<table>.journal`), the outbox
 //! watermark (`<table>.outbox`) and, until the archive service exists, `outbox.jsonl`:
@@ -58,8 +58,8 @@ pub(crate) struct BroadcasterArgs {
     /// with its limits per position in major units, `T01=5-300`. Repeat for more tables.
     #[arg(long = "table", default_value = "T01")]
     tables: Vec<String>,
-    /// Host T01 to T07 with the seven tiers of RULES.md (2–41 … 200–2100), instead of
-    /// `--table`.
+    /// Host T01 to T07 with the seven tiers of the rules (docs/src/rules/limits.md: 2–41 …
+    /// 200–2100), instead of `--table`.
     #[arg(long, conflicts_with = "tables")]
     seven_tiers: bool,
     /// How long betting stays open: on a live table it then closes by itself (without it,
@@ -79,7 +79,8 @@ pub(crate) struct BroadcasterArgs {
     /// Without it rounds go unsigned, and an archive given table keys refuses them.
     #[arg(long, value_name = "FILE")]
     table_key: Option<PathBuf>,
-    /// Seats at each table (RULES.md: 5, or 0 for none: any number of players bet behind).
+    /// Seats at each table (docs/src/rules/pacing.md: 5, or 0 for none: any number of players
+    /// bet behind).
     #[arg(long, default_value_t = 0)]
     seats: u8,
     #[command(flatten)]

@@ -17,6 +17,7 @@ mod cashier;
 mod config;
 mod croupier;
 mod demo;
+pub mod docs;
 mod edge;
 mod exit;
 mod folder_lock;

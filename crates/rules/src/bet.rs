@@ -342,7 +342,7 @@ impl Paytable {
     /// The names accepted by [`Paytable::preset`].
     pub const PRESETS: [&'static str; 3] = ["standard", "no-commission", "tie-9"];
 
-    /// RULES.md defaults: Banker 0.95:1, Tie 8:1, pairs 11:1, Either Pair 5:1,
+    /// The defaults of docs/src/rules/bets.md: Banker 0.95:1, Tie 8:1, pairs 11:1, Either Pair 5:1,
     /// Perfect Pair 25:1, Big 0.54:1, Small 1.5:1.
     pub fn standard() -> Paytable {
         Paytable {

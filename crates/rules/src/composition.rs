@@ -3,7 +3,7 @@
 
 use crate::card::{Card, Rank};
 
-/// The most decks a shoe may hold (RULES.md: 1 to 8).
+/// The most decks a shoe may hold (docs/src/rules/cards-and-shoe.md: 1 to 8).
 pub const MAX_DECKS: u8 = 8;
 
 /// A count per card, in shoe-reader index order.

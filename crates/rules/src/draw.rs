@@ -17,7 +17,8 @@ pub const fn player_draws(player_total: u8) -> bool {
 /// Whether Banker draws a third card (neither hand a natural).
 ///
 /// `player_third` is the value (0..=9) of Player's third card, or `None` when Player stood.
-/// When Player stood, Banker draws on 0–5 like Player. Otherwise the tableau of RULES.md.
+/// When Player stood, Banker draws on 0–5 like Player. Otherwise the tableau of
+/// docs/src/rules/drawing.md.
 pub const fn banker_draws(banker_total: u8, player_third: Option<u8>) -> bool {
     match player_third {
         None => banker_total <= 5,

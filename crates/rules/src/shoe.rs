@@ -31,9 +31,10 @@ use serde::{Deserialize, Serialize};
 use crate::card::Card;
 use crate::composition::{Composition, MAX_DECKS, NotInShoe};
 
-/// Decks in a shoe unless configured otherwise (RULES.md, seeds 000 and 003).
+/// Decks in a shoe unless configured otherwise (docs/src/rules/cards-and-shoe.md; seeds 000 and
+/// 003).
 pub const DEFAULT_DECKS: u8 = 8;
-/// Where the cut card sits unless configured otherwise (RULES.md).
+/// Where the cut card sits unless configured otherwise (docs/src/rules/cards-and-shoe.md).
 pub const DEFAULT_CUT_CARD_FROM_END: u16 = 16;
 /// The most cards one coup takes: three to each hand.
 pub const MAX_CARDS_PER_HAND: u16 = 6;

@@ -1,5 +1,5 @@
-//! The whole third-card tableau, transcribed here from RULES.md independently of draw.rs,
-//! and checked both against draw.rs and by dealing real cards through `Coup`.
+//! The whole third-card tableau, transcribed here from docs/src/rules/drawing.md independently of
+//! draw.rs, and checked both against draw.rs and by dealing real cards through `Coup`.
 //!
 //! Every Player two-card total (0–9) × Banker two-card total (0–9) × Player third card
 //! (none, or a value 0–9 when Player draws) is dealt, each total realised by different
@@ -117,7 +117,7 @@ fn the_case_list_is_the_whole_tableau() {
     // Player 0–5 against Banker 0–7 draw a third card of ten values; the other
     // 100 − 6×8 = 52 total pairs have no Player third card.
     assert_eq!(cases.len(), 6 * 8 * 10 + 52);
-    // Some famous cells, read off RULES.md by eye.
+    // Some famous cells, read off docs/src/rules/drawing.md by eye.
     assert!(tableau(3, 9) && !tableau(3, 8));
     assert!(tableau(4, 2) && !tableau(4, 1) && !tableau(4, 8));
     assert!(tableau(5, 4) && !tableau(5, 3));

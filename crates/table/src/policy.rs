@@ -1,8 +1,8 @@
 //! A table's configuration: its pacing, its limits and bet rules, and its paytable.
 //!
-//! Everything here is data (serde, with the defaults of RULES.md), so that a table's rules
-//! are read from its config file and written into the journal's first record, never
-//! hard-coded in the round logic.
+//! Everything here is data (serde, with the defaults of docs/src/rules/index.md), so that a
+//! table's rules are read from its config file and written into the journal's first record,
+//! never hard-coded in the round logic.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::currency::Currency;
 
-/// Who paces the round (RULES.md, "Pacing").
+/// Who paces the round (docs/src/rules/pacing.md).
 ///
 /// How the actor drives each one with [`crate::Command`]s:
 /// - **Live**: the croupier sends `OpenBetting`, `CloseBetting` (or, with
@@ -46,7 +46,7 @@ impl fmt::Display for Pacing {
     }
 }
 
-/// What to do with a bet under the position's minimum (RULES.md: raise, seed 000).
+/// What to do with a bet under the position's minimum (docs/src/rules/limits.md: raise, seed 000).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnderMinimum {
@@ -75,7 +75,7 @@ impl Default for Limits {
     }
 }
 
-/// The bet rules of a table. Every field has the default of RULES.md.
+/// The bet rules of a table. Every field has the default of docs/src/rules/index.md.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TablePolicy {
@@ -98,10 +98,9 @@ pub struct TablePolicy {
     pub automated_betting_ms: u64,
     /// Automated tables: from the close of betting to the draw (seed 004: 5 s).
     pub automated_draw_delay_ms: u64,
-    /// Seats at the table (RULES.md: 5 or none). 0: no seats, any number of players bet
-    /// behind. With seats, only a seated player may bet, and on automated and
-    /// single-player tables betting closes as soon as every seated player has bet or
-    /// passed.
+    /// Seats at the table (docs/src/rules/pacing.md: 5 or none). 0: no seats, any number of players
+    /// bet behind. With seats, only a seated player may bet, and on automated and single-player
+    /// tables betting closes as soon as every seated player has bet or passed.
     pub seats: u8,
     /// A seated player may pass a hand within this long of betting opening (seed 000: 15 s).
     pub pass_window_ms: u64,

@@ -2,11 +2,13 @@
 //!
 //! - `setup`: installs the Debian packages banco needs, when any is missing.
 //! - `test`:  setup, the player page built and its own tests, then formatting, clippy,
-//!   and every test of the workspace.
+//!   every test of the workspace, and the book built with its links checked.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
 //! - `web`:   build the player page (`web/`, Node and npm) that the broadcaster serves.
+//! - `docs`:  regenerate the book's CLI page, build the book (`docs/`, mdBook) and check
+//!   every relative link of the book and the README.
 
 use std::env;
 use std::io::{BufRead as _, BufReader};
@@ -15,6 +17,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+mod docs;
 mod packages;
 mod postgres;
 mod web;
@@ -25,7 +28,8 @@ usage: cargo xtask <command>
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
   test    setup, the page built and its tests (npm), cargo fmt --check, clippy -D
-          warnings, every test of the workspace
+          warnings, every test of the workspace, then the book built (mdbook, installed
+          if missing) and its links checked
   ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
           if installed, else on stable with RUSTC_BOOTSTRAP=1)
   bench   run the criterion benchmarks and print their figures
@@ -34,6 +38,9 @@ commands:
           `demo rules`: a seeded shoe through the rules engine alone)
   web     build the player page (web/: npm ci, then generate, type-check and bundle) when
           its sources changed; test and demo do it first
+  docs    write docs/src/reference/cli.md from banco's clap command, build the book
+          (docs/, mdbook, installed if missing) into target/book, and check that every
+          relative link of the book and of README.md leads to a file
 ";
 
 fn main() -> ExitCode {
@@ -59,6 +66,7 @@ fn run(args: &[String]) -> Result<()> {
         "bench" => bench(rest),
         "demo" => demo(rest),
         "web" => web::build(&root()),
+        "docs" => docs::docs(&root(), &target_dir(&root())),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
@@ -95,7 +103,10 @@ fn test() -> Result<()> {
     // every benchmark makes of its own results run here too.
     cargo_with(&["test", "--workspace", "--all-targets"], &env)?;
     cargo(&["test", "--workspace", "--doc"])?;
-    fuzz_lint()
+    fuzz_lint()?;
+    // Last: the book builds and its links resolve (its CLI page was checked against the
+    // binary by the cli crate's `cli_reference` test above).
+    docs::check(&root(), &target_dir(&root()))
 }
 
 fn ci() -> Result<()> {

@@ -1,6 +1,6 @@
 //! `banco edge`: PlayerService for players, served from each table's event stream on NATS
-//! JetStream, by a process that holds no table state (DESIGN.md, "Scale beyond one
-//! machine").
+//! JetStream, by a process that holds no table state (`docs/src/decisions/0005-jetstream-edges.md`,
+//! and `docs/src/operations/studio.md` for a deployment).
 //!
 //! - Subscribe: each table an edge's players follow has a hub here fed by the table's
 //!   stream ([`reader`], `hub::StreamHub`): the broadcaster's own fan-out (ring, feeds,

@@ -1,16 +1,16 @@
-//! Invariants of card notation, checked against an oracle written from RULES.md rather
-//! than from `card.rs`: the language of accepted cards is finite (after trimming), so the
-//! oracle simply lists it.
+//! Invariants of card notation, checked against an oracle written from
+//! docs/src/rules/cards-and-shoe.md rather than from `card.rs`: the language of accepted cards is
+//! finite (after trimming), so the oracle simply lists it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use banco_rules::{Card, Rank, Suit, parse_cards};
 
-/// Every accepted spelling of every card, trimmed: rank (`A 2-9 T J Q K`, `10` for `T`,
-/// any case) then suit (`S H D C` any case, or a symbol `♠ ♥ ♦ ♣` optionally followed by
-/// U+FE0F; the outline symbols `♤ ♡ ♢ ♧` are not in RULES.md and are refused), plus the
-/// four-digit shoe-reader index `0000`–`0051`.
+/// Every accepted spelling of every card, trimmed: rank (`A 2-9 T J Q K`, `10` for `T`, any case)
+/// then suit (`S H D C` any case, or a symbol `♠ ♥ ♦ ♣` optionally followed by U+FE0F; the outline
+/// symbols `♤ ♡ ♢ ♧` are not in the notation (docs/src/rules/cards-and-shoe.md) and are refused),
+/// plus the four-digit shoe-reader index `0000`–`0051`.
 fn spellings() -> &'static HashMap<String, Card> {
     static MAP: OnceLock<HashMap<String, Card>> = OnceLock::new();
     MAP.get_or_init(|| {

@@ -1,8 +1,8 @@
 //! Seats: taking and leaving them, passing a hand, the seat a bet needs, and the early
 //! close of betting once every seated player has decided.
 //!
-//! RULES.md: tables may have 5 seats or none (everyone bets behind); a seated player may
-//! pass a hand within 15 s of their turn (here: of betting opening).
+//! docs/src/rules/pacing.md: tables may have 5 seats or none (everyone bets behind); a seated
+//! player may pass a hand within 15 s of their turn (here: of betting opening).
 
 use crate::event::Event;
 use crate::phase::Phase;
