@@ -159,7 +159,8 @@ const RPCS: &[Rpc] = &[
     rpc("PlayerService", "SetSelfLimit", &[Player]),
     rpc("PlayerService", "LastResults", &[Player]),
     rpc("PlayerService", "SendChat", &[Player]),
-    rpc("PlayerService", "WatchVideo", &[Player]),
+    // An edge relays a table's video to its viewers with its own (service) token.
+    rpc("PlayerService", "WatchVideo", &[Player, ServiceRole]),
     rpc("VideoIngest", "Publish", &[ServiceRole]),
     rpc("ArchiveService", "Append", &[ServiceRole]),
     rpc("ArchiveService", "AppendBatch", &[ServiceRole]),
@@ -175,6 +176,7 @@ const RPCS: &[Rpc] = &[
     rpc("ArchiveService", "PutCheckpoint", &[ServiceRole]),
     rpc("WalletService", "Balance", &[ServiceRole, Cashier]),
     rpc("WalletService", "Debit", &[ServiceRole]),
+    rpc("WalletService", "DebitMany", &[ServiceRole]),
     rpc("WalletService", "Credit", &[ServiceRole]),
     rpc("WalletService", "Cancel", &[ServiceRole]),
     rpc("WalletService", "SetSelfLimit", &[ServiceRole]),
@@ -459,6 +461,18 @@ async fn call(
             round_id: round,
             bet: "player".to_owned(),
             position_total_minor: STAKE,
+        })),
+        ("WalletService", "DebitMany") => go!(wallet.debit_many(pb::DebitManyRequest {
+            debits: vec![pb::DebitRequest {
+                tx_id: id,
+                player_id: who(),
+                currency: eur(),
+                amount_minor: STAKE,
+                table_id: t,
+                round_id: round,
+                bet: "player".to_owned(),
+                position_total_minor: STAKE,
+            }],
         })),
         ("WalletService", "Credit") => go!(wallet.credit(pb::CreditRequest {
             tx_id: id,

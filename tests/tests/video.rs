@@ -795,8 +795,22 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
         .unwrap_err();
     assert_eq!(refused.code(), Code::AlreadyExists, "{refused:?}");
 
-    let mut watcher =
+    // An edge relays the video with its service token; a croupier's cannot watch.
+    let mut relay =
         PlayerServiceClient::with_interceptor(channel(&studio.url()).await, bearer(&service));
+    next_unit(
+        &mut relay
+            .watch_video(pb::WatchVideoRequest {
+                table_id: "T01".to_owned(),
+            })
+            .await
+            .unwrap()
+            .into_inner(),
+    )
+    .await;
+    let croupier = studio.keys.issue("croupier", "ada", "1h");
+    let mut watcher =
+        PlayerServiceClient::with_interceptor(channel(&studio.url()).await, bearer(&croupier));
     let refused = watcher
         .watch_video(pb::WatchVideoRequest {
             table_id: "T01".to_owned(),
@@ -806,7 +820,7 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
     assert_eq!(
         refused.code(),
         Code::PermissionDenied,
-        "a service token cannot watch"
+        "a croupier token cannot watch"
     );
     let mut viewer =
         PlayerServiceClient::with_interceptor(channel(&studio.url()).await, bearer(&player));

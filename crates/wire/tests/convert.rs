@@ -693,6 +693,7 @@ fn descriptor_set_lists_the_six_services_and_their_methods() {
             expect(&[
                 "Balance",
                 "Debit",
+                "DebitMany",
                 "Credit",
                 "Cancel",
                 "SetSelfLimit",
