@@ -18,7 +18,10 @@ pub mod command;
 pub mod entry;
 pub mod model;
 pub mod net;
-pub mod scan_line;
+/// A scanned line, decided (the shared `banco-scanner` crate).
+pub mod scan_line {
+    pub use banco_scanner::line::*;
+}
 pub mod scanner;
 pub mod update;
 pub mod view;

@@ -4,8 +4,7 @@
 //! its own text.
 
 use banco_rules::Card;
-use croupier_console::scan_line::{ScanLine, scan_line};
-use croupier_console::scanner::ScannerSource;
+use banco_scanner::{ScanLine, ScannerSource, scan_line};
 
 /// The `scanner` target: the bytes as a reader's output (lines, not necessarily UTF-8,
 /// as the scanner task passes them on), and as a `--scanner` argument.

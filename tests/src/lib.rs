@@ -87,6 +87,14 @@ pub fn banco() -> Command {
     Command::new(PATH.get_or_init(|| workspace_binary("banco-cli", "banco", "BANCO_E2E_BIN")))
 }
 
+/// The `banco-bench` binary, built like [`banco`] (or named by `BANCO_E2E_BENCH_BIN`).
+pub fn banco_bench() -> Command {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    Command::new(
+        PATH.get_or_init(|| workspace_binary("banco-bench", "banco-bench", "BANCO_E2E_BENCH_BIN")),
+    )
+}
+
 /// The `croupier-console` binary, built like [`banco`] (or named by `BANCO_E2E_CONSOLE`).
 pub fn croupier_console_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();

@@ -1,8 +1,8 @@
-//! `banco bench fanout` as a developer runs it: its own subscribers' process, real
+//! `banco-bench fanout` as a developer runs it: its own subscribers' process, real
 //! connections, and a report that checks every subscriber saw every card once, in order.
 #![allow(clippy::unwrap_used)]
 
-use banco_e2e::banco;
+use banco_e2e::banco_bench;
 
 /// Whether `program` is on PATH (the fan-out's comparison needs Debian's `nats-server`,
 /// which `cargo xtask test` installs; a developer without it is told, not failed).
@@ -22,7 +22,6 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_edges_and_nat
     }
     // Subscribers that do not fill their last connection, to check the split as well.
     let mut args = vec![
-        "bench",
         "fanout",
         "--subscribers",
         "45",
@@ -36,7 +35,7 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_edges_and_nat
     if nats {
         args.extend(["--edges", "2", "--against", "nats"]);
     }
-    let out = banco().args(&args).output().unwrap();
+    let out = banco_bench().args(&args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -76,7 +75,7 @@ fn the_fanout_bench_times_every_card_of_every_subscriber_over_grpc_edges_and_nat
     }
 }
 
-/// `banco bench bets` through each wallet a broadcaster can spend through: every bet
+/// `banco-bench bets` through each wallet a broadcaster can spend through: every bet
 /// acknowledged only once its debit is durable, and every balance (the welcome credit
 /// staked whole) checked by the bench itself, which exits 0 only then.
 #[test]
@@ -93,8 +92,8 @@ fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
             "through the seamless protocol to banco's server",
         ),
     ] {
-        let out = banco()
-            .args(["bench", "bets", "--players", "30", "--bets-per-player", "4"])
+        let out = banco_bench()
+            .args(["bets", "--players", "30", "--bets-per-player", "4"])
             .args(["--concurrency", "8", "--wallet", wallet])
             .output()
             .unwrap();

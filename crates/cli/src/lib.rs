@@ -10,7 +10,6 @@ use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod archive;
 mod audit;
-mod bench;
 mod bots;
 mod broadcaster;
 mod cashier;
@@ -95,9 +94,6 @@ enum Command {
     Token(token::TokenCommand),
     /// A one-time link to the player page for one player (as an operator's lobby makes).
     Launch(launch::LaunchArgs),
-    /// Latency and throughput of the validator and of bets, over real gRPC on loopback.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
     /// Serve WalletService: one account per player and currency across every table
     /// (SQLite or PostgreSQL), and the seamless protocol with `--seamless-listen`;
     /// `banco wallet conformance URL` checks an operator's seamless wallet.
@@ -127,13 +123,33 @@ pub fn service_command(name: &str) -> Option<clap::Command> {
         .map(banco_config::with_env)
 }
 
+/// What `banco-bench` (crates/bench) reuses of `banco`: the services' logging, the
+/// encoder's flags of `banco stream`, and the wallets a broadcaster opens.
+pub mod bench_support {
+    pub use crate::logging::init_for_bench;
+    pub use crate::player::video::{delay, quantile};
+    pub use crate::stream::EncodeArgs;
+    pub use crate::table_wallet::{TableWallet, WalletArgs, embedded_url, open_store};
+
+    /// An error that ends a command: printed as `banco` prints it; the exit status for it.
+    pub fn fatal(err: &anyhow::Error) -> std::process::ExitCode {
+        crate::logging::fatal(err);
+        crate::exit::exit_code(err)
+    }
+}
+
 /// `banco` with the process's arguments; its exit status.
 pub fn main() -> ExitCode {
+    main_with(std::env::args_os().collect())
+}
+
+/// `banco` with `args` (the program's name first), as if run with them; its exit status.
+pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
     if let Err(err) = stop_with_parent::apply() {
         eprintln!("banco: {err:#}");
         return ExitCode::from(2);
     }
-    let matches = match config::matches(Cli::command(), std::env::args_os().collect()) {
+    let matches = match config::matches(Cli::command(), args) {
         Ok(matches) => matches,
         Err(err) => {
             eprintln!("banco: {err:#}");
@@ -157,8 +173,6 @@ pub fn main() -> ExitCode {
         && let Some(format) = sub.get_one::<logging::LogFormat>("log_format")
     {
         logging::init(*format);
-    } else if matches.subcommand_name() == Some("bench") {
-        logging::init_for_bench();
     }
     let result = match cli.command {
         Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
@@ -177,7 +191,6 @@ pub fn main() -> ExitCode {
         Command::Bots(args) => bots::run(&args),
         Command::Stream(args) => stream::run(&args),
         Command::ShoeSim(args) => shoe_sim::run(&args),
-        Command::Bench(command) => bench::run(&command),
         Command::Wallet(args) => wallet::run(&args),
         Command::Cashier(args) => cashier::run(&args),
     };

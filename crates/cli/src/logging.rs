@@ -24,7 +24,7 @@ pub(crate) fn init(format: LogFormat) {
 /// Benchmarks run the services with the same subscriber as when they serve (without
 /// one, every span of the libraries below falls back to the `log` crate, a cost the
 /// services do not pay), showing warnings only unless `RUST_LOG` says otherwise.
-pub(crate) fn init_for_bench() {
+pub fn init_for_bench() {
     init_filtered(LogFormat::Text, "warn");
 }
 

@@ -49,15 +49,15 @@ pub(crate) struct StreamArgs {
     frames: Option<u64>,
 }
 
-/// How the picture is encoded (`banco stream`'s flags, which `banco bench video` passes on).
+/// How the picture is encoded (`banco stream`'s flags, which `banco-bench video` passes on).
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct EncodeArgs {
+pub struct EncodeArgs {
     #[arg(long, default_value_t = 1280)]
     width: u32,
     #[arg(long, default_value_t = 720)]
     height: u32,
     #[arg(long, default_value_t = 30)]
-    pub(crate) fps: u32,
+    pub fps: u32,
     #[arg(long, default_value_t = 2_500)]
     bitrate_kbps: u32,
     /// Frames from one keyframe to the next: how long a new viewer may wait for a picture
@@ -71,7 +71,7 @@ pub(crate) struct EncodeArgs {
 
 impl EncodeArgs {
     /// `config` with these settings, checked.
-    pub(crate) fn apply(&self, mut config: EncoderConfig) -> anyhow::Result<EncoderConfig> {
+    pub fn apply(&self, mut config: EncoderConfig) -> anyhow::Result<EncoderConfig> {
         config.width = self.width;
         config.height = self.height;
         config.fps = self.fps;
@@ -83,7 +83,7 @@ impl EncodeArgs {
     }
 
     /// The same settings as `banco stream` flags.
-    pub(crate) fn flags(&self) -> Vec<String> {
+    pub fn flags(&self) -> Vec<String> {
         [
             ("--width", self.width.to_string()),
             ("--height", self.height.to_string()),
@@ -98,12 +98,12 @@ impl EncodeArgs {
     }
 
     /// The settings as an encoder configuration for `table`.
-    pub(crate) fn config(&self, table: &str) -> anyhow::Result<EncoderConfig> {
+    pub fn config(&self, table: &str) -> anyhow::Result<EncoderConfig> {
         self.apply(EncoderConfig::new(table))
     }
 
     /// One line for a report: `1280x720 at 30 fps, 2500 kbit/s, keyframe every 30 frames`.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         format!(
             "{}x{} at {} fps, {} kbit/s, keyframe every {} frames",
             self.width, self.height, self.fps, self.bitrate_kbps, self.keyframe_interval

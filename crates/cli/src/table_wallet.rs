@@ -12,34 +12,43 @@ use banco_wallet::{Cashier, Store, StoreOptions, Wallet};
 
 /// How the tables reach their wallet.
 #[derive(clap::Args, Debug, Clone)]
-pub(crate) struct WalletArgs {
+pub struct WalletArgs {
     /// The players' wallet: `embedded` (banco's own store, in `<data-dir>/wallet.db`), the
     /// same store in another database (`sqlite://PATH`, `postgres://…`),
     /// `grpc://HOST:PORT` or `grpcs://…` (`banco wallet`, shared by several broadcasters),
     /// or `seamless+https://casino.example/prefix/` (a casino's own wallet, see
     /// "Connecting a casino's wallet").
     #[arg(long, value_name = "WALLET", default_value = "embedded")]
-    pub(crate) wallet: String,
+    pub wallet: String,
     /// The seamless protocol's shared secret (with `--wallet seamless+…`).
     #[arg(long, value_name = "FILE")]
-    pub(crate) wallet_secret_file: Option<PathBuf>,
+    pub wallet_secret_file: Option<PathBuf>,
     /// PEM CA certificate(s) the wallet's TLS certificate must be signed by (grpcs and
     /// seamless+https; without it, the public CAs for seamless).
     #[arg(long, value_name = "PEM")]
-    pub(crate) wallet_ca: Option<PathBuf>,
+    pub wallet_ca: Option<PathBuf>,
 }
 
 /// The wallet, and the cashier of the welcome credit when this wallet has one.
-pub(crate) struct TableWallet {
-    pub(crate) wallet: Arc<dyn Wallet>,
-    pub(crate) cashier: Option<Arc<dyn Cashier>>,
+pub struct TableWallet {
+    pub wallet: Arc<dyn Wallet>,
+    pub cashier: Option<Arc<dyn Cashier>>,
     /// What the log says the tables spend through.
-    pub(crate) described: String,
+    pub described: String,
+}
+
+impl std::fmt::Debug for TableWallet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWallet")
+            .field("described", &self.described)
+            .field("cashier", &self.cashier.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl WalletArgs {
     /// `token`: the broadcaster's own (role service), for `banco wallet`.
-    pub(crate) async fn open(&self, data_dir: &Path, token: &str) -> anyhow::Result<TableWallet> {
+    pub async fn open(&self, data_dir: &Path, token: &str) -> anyhow::Result<TableWallet> {
         let url = self.wallet.as_str();
         if self.wallet_secret_file.is_some() && !url.starts_with("seamless+") {
             bail!("--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)");
@@ -89,11 +98,11 @@ impl WalletArgs {
     }
 }
 
-pub(crate) fn embedded_url(data_dir: &Path) -> String {
+pub fn embedded_url(data_dir: &Path) -> String {
     format!("sqlite://{}", data_dir.join("wallet.db").display())
 }
 
-pub(crate) async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
+pub async fn open_store(url: &str) -> anyhow::Result<Arc<Store>> {
     let store = Store::open(url, StoreOptions::default())
         .await
         .with_context(|| format!("could not open the embedded wallet {}", redacted(url)))?;

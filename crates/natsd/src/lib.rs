@@ -1,4 +1,4 @@
-//! A NATS server for `banco bench fanout` and the end-to-end tests: Debian's
+//! A NATS server for `banco-bench fanout` and the end-to-end tests: Debian's
 //! `nats-server` (2.9), on loopback at a free port, optionally with JetStream storing in a
 //! folder of the caller's; stopped (SIGKILL) when dropped, on error paths too, and started
 //! again on the same port and folder to test a server restart.

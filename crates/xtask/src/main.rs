@@ -2,7 +2,8 @@
 //!
 //! - `setup`: installs the Debian packages banco needs, when any is missing.
 //! - `test`:  setup, the player page built and its own tests, then formatting, clippy,
-//!   every test of the workspace, and the book built with its links checked.
+//!   `banco`'s dependencies checked (no benchmarks, no console), every test of the
+//!   workspace, and the book built with its links checked.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
@@ -17,6 +18,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+mod deps;
 mod docs;
 mod packages;
 mod postgres;
@@ -28,7 +30,8 @@ usage: cargo xtask <command>
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
   test    setup, the page built and its tests (npm), cargo fmt --check, clippy -D
-          warnings, every test of the workspace, then the book built (mdbook, installed
+          warnings, banco's dependencies checked (without the benchmarks and the
+          console), every test of the workspace, then the book built (mdbook, installed
           if missing) and its links checked
   ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
           if installed, else on stable with RUSTC_BOOTSTRAP=1)
@@ -92,6 +95,7 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ])?;
+    deps::check(&root(), &target_dir(&root()))?;
     // The archive's suite runs on SQLite always, and again on PostgreSQL when there is one.
     let database = postgres::database_url()?;
     let env: Vec<(&str, &str)> = database

@@ -13,7 +13,6 @@ use banco_streaming::{Recorder, RecorderOptions};
 use banco_wire::pb;
 
 use super::connect::{Client, is_permanent, status_error};
-use crate::bench::common::quantile;
 
 /// What `banco player video` was asked to do.
 #[derive(Debug, Clone, clap::Args)]
@@ -107,8 +106,19 @@ async fn or_stop<T>(
     }
 }
 
+/// The `q` quantile (0 < q ≤ 1) of sorted values, by the nearest-rank method; `None` when
+/// there are none.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let i = ((n as f64 * q).ceil() as usize).clamp(1, n) - 1;
+    Some(sorted[i])
+}
+
 /// Capture to `received`; zero when the clocks disagree the other way.
-pub(crate) fn delay(capture_time_unix_ns: i64, received: SystemTime) -> Duration {
+pub fn delay(capture_time_unix_ns: i64, received: SystemTime) -> Duration {
     let received_ns = received
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));

@@ -18,8 +18,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::watch;
 
+use banco_scanner::ScannerSource;
 pub(crate) use cards::Cards;
-use croupier_console::scanner::ScannerSource;
 use target::Sink;
 
 use crate::croupier::TableArgs;

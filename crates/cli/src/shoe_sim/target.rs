@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use croupier_console::scanner::ScannerSource as Target;
+use banco_scanner::ScannerSource as Target;
 use tokio::io::{AsyncWrite, AsyncWriteExt as _};
 use tokio::net::{TcpListener, UnixListener};
 

@@ -1,4 +1,4 @@
-//! `banco bench validator`: RulesService in this process on `127.0.0.1:0`, with a fresh
+//! `banco-bench validator`: RulesService in this process on `127.0.0.1:0`, with a fresh
 //! key and a service token, then `--requests` CheckCard calls from `--concurrency` clients.
 
 use std::time::Instant;
@@ -66,7 +66,7 @@ pub(super) async fn bench_validator(requests: usize, concurrency: usize) -> anyh
         latencies.len()
     );
     println!(
-        "banco bench validator: {requests} CheckCard calls, concurrency {concurrency}, in {:.3} s: \
+        "banco-bench validator: {requests} CheckCard calls, concurrency {concurrency}, in {:.3} s: \
          {:.0} calls/s; latency {}",
         elapsed.as_secs_f64(),
         requests as f64 / elapsed.as_secs_f64(),

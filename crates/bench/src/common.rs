@@ -1,4 +1,4 @@
-//! What every `banco bench` shares: keys and tokens, the in-process validator and
+//! What every `banco-bench` shares: keys and tokens, the in-process validator and
 //! broadcaster, percentiles, a temporary folder.
 
 use std::collections::BTreeMap;
@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
 use super::wallets::BenchWallet;
+pub(crate) use banco::bench_support::quantile;
 
 /// A fresh signing key: its issuer, and a verifier for the services.
 pub(super) fn keys() -> anyhow::Result<Issuer> {
@@ -65,21 +66,10 @@ pub(super) async fn start_validator(
         })
         .await
         {
-            eprintln!("banco bench: validator stopped: {e}");
+            eprintln!("banco-bench: validator stopped: {e}");
         }
     });
     Ok((addr, stop))
-}
-
-/// The `q` quantile (0 < q ≤ 1) of sorted values, by the nearest-rank method; `None` when
-/// there are none.
-pub(crate) fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
-    let n = sorted.len();
-    if n == 0 {
-        return None;
-    }
-    let i = ((n as f64 * q).ceil() as usize).clamp(1, n) - 1;
-    Some(sorted[i])
 }
 
 /// p50, p90, p99 and max of some latencies, in microseconds.

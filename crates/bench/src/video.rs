@@ -1,4 +1,4 @@
-//! `banco bench video`: the live video path end to end on loopback, at the studio's size.
+//! `banco-bench video`: the live video path end to end on loopback, at the studio's size.
 //!
 //! `banco stream` runs as a child process (the real command, test pattern, overlay on)
 //! publishing to a broadcaster hosted in this process; `--viewers` WatchVideo streams,
@@ -25,8 +25,7 @@ use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tokio::process::Command;
 
 use super::common::{InProcess, connect, cpu_of, keys, parse_cpu, quantile, token, token_text};
-use crate::player::video::delay;
-use crate::stream::EncodeArgs;
+use banco::bench_support::{EncodeArgs, delay};
 
 const TABLE: &str = "T01";
 
@@ -149,7 +148,7 @@ fn encoder_alone(encode: &EncodeArgs) -> anyhow::Result<Throughput> {
         move |unit| {
             let _ = sender.send(unit.sequence);
         },
-        |e| eprintln!("banco bench: encoder: {e}"),
+        |e| eprintln!("banco-bench: encoder: {e}"),
     )?;
     let mut frames = 0;
     while frames < FRAMES {

@@ -1,4 +1,4 @@
-//! `banco bench wallet`: banco's wallet store (`banco_wallet::Store`, in this process, on
+//! `banco-bench wallet`: banco's wallet store (`banco_wallet::Store`, in this process, on
 //! an SQLite file with `synchronous=FULL` or on PostgreSQL, each answer durable before it
 //! is given) under many tables at once.
 //!
@@ -123,7 +123,7 @@ async fn measure(args: &WalletArgs, db: &BenchDb, url: &str) -> anyhow::Result<O
         Arc::new((0..args.players).map(|p| format!("w{run}-p{p}")).collect());
     let gate = Arc::new(Semaphore::new(args.concurrency));
     println!(
-        "banco bench wallet: {} ({}; {}), {} tables, {} players at two tables each, {} requests in flight at most, {} s",
+        "banco-bench wallet: {} ({}; {}), {} tables, {} players at two tables each, {} requests in flight at most, {} s",
         store.backend(),
         db.describe(),
         match store.backend() {

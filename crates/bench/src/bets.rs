@@ -1,4 +1,4 @@
-//! `banco bench bets`: a validator and a broadcaster (a real table actor journaling to a
+//! `banco-bench bets`: a validator and a broadcaster (a real table actor journaling to a
 //! temporary folder) in this process, a shoe opened and betting open, then `--players`
 //! players each placing `--bets-per-player` bets, `--concurrency` requests in flight.
 
@@ -184,7 +184,7 @@ pub(super) async fn bench_bets(
         _ => String::new(),
     };
     println!(
-        "banco bench bets: {players} players × {per_player} bets, concurrency {concurrency}, \
+        "banco-bench bets: {players} players × {per_player} bets, concurrency {concurrency}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}; {cpu}, the bench's clients included; {fsyncs} journal fsyncs, {:.3} per \
          bet{wallet_commits}; totals and all {players} balances check",

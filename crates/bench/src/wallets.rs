@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::common::token_text;
-use crate::table_wallet::{WalletArgs, embedded_url, open_store};
+use banco::bench_support::{WalletArgs, embedded_url, open_store};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum BenchWallet {

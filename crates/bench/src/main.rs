@@ -1,4 +1,6 @@
-//! `banco bench`: how fast the services answer over real gRPC on loopback.
+//! `banco-bench`: how fast the services answer over real gRPC on loopback (a binary of
+//! its own, so that `banco` does not carry the benchmarks and their NATS and HTTP/2
+//! clients).
 //!
 //! - `validator`: CheckCard round trips to an in-process validator ([`validator`]).
 //! - `bets`: PlaceBets acknowledgements from an in-process broadcaster ([`bets`]).
@@ -31,9 +33,48 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use clap::Parser as _;
+
+// The same allocator as `banco`, so that the services measured here allocate as they do
+// when they serve.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "banco-bench",
+    version,
+    about = "Latency and throughput of the validator and of bets, over real gRPC on loopback"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+/// The `banco` commands this binary also runs (`banco-bench edge …` is `banco edge …`):
+/// the fan-out's edges and the video bench's camera are the real commands, in child
+/// processes of this same binary.
+const BANCO_COMMANDS: [&str; 2] = ["edge", "stream"];
+
+fn main() -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|arg| BANCO_COMMANDS.iter().any(|c| arg == c))
+    {
+        args[0] = "banco".into();
+        return banco::main_with(args);
+    }
+    let cli = Cli::parse_from(args);
+    banco::bench_support::init_for_bench();
+    match run(&cli.command) {
+        Ok(code) => code,
+        Err(err) => banco::bench_support::fatal(&err),
+    }
+}
 
 #[derive(Debug, clap::Subcommand)]
-pub(crate) enum BenchCommand {
+enum BenchCommand {
     /// CheckCard round trips to an in-process validator over gRPC loopback.
     Validator {
         /// Calls to time (after 200 warm-up calls).
@@ -73,12 +114,12 @@ pub(crate) enum BenchCommand {
     /// answer, on a temporary SQLite file, `sqlite://PATH` or `postgres://…`; then every
     /// balance checked (exit status 1 if one is wrong).
     Wallet(wallet::WalletArgs),
-    /// The subscribers of `bench fanout` (started by it, in a child process).
+    /// The subscribers of `fanout` (started by it, in a child process).
     #[command(hide = true)]
     FanoutSubscribers(subscribers::SubscribersArgs),
 }
 
-pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
+fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     match command {
         &BenchCommand::Validator {
@@ -105,7 +146,7 @@ pub(crate) fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where this binary is, to start the subscribers' process.
+/// Where this binary is, to start the subscribers' process (and the edges and camera).
 fn this_binary() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("could not find this program's path to start the subscribers")
 }

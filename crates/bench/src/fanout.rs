@@ -1,9 +1,9 @@
-//! `banco bench fanout`: the time from the table accepting a card to each subscriber
+//! `banco-bench fanout`: the time from the table accepting a card to each subscriber
 //! receiving it, and the broadcaster's memory per subscriber.
 //!
 //! This process hosts a validator and a broadcaster with a live table (journal in a
 //! temporary folder) and deals whole rounds from a seeded shoe, one card every
-//! `--interval-ms`. The subscribers run in a child process (`bench fanout-subscribers`):
+//! `--interval-ms`. The subscribers run in a child process (`banco-bench fanout-subscribers`):
 //! real gRPC Subscribe streams, `--per-connection` to a connection, each with its own
 //! player token. The latency is `receipt − server_time`, where `server_time` is stamped
 //! when the hub encodes the event, right after the table journaled the card.
@@ -690,7 +690,7 @@ fn write_tokens(path: &Path, issuer: &Issuer, count: usize) -> anyhow::Result<()
         .with_context(|| format!("could not write {}", path.display()))
 }
 
-/// The subscribers' process: `banco bench fanout-subscribers`.
+/// The subscribers' process: `banco-bench fanout-subscribers`.
 struct Subscribers {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -700,7 +700,7 @@ struct Subscribers {
 impl Subscribers {
     fn spawn(args: &[String]) -> anyhow::Result<Subscribers> {
         let mut child = Command::new(super::this_binary()?)
-            .args(["bench", "fanout-subscribers"])
+            .args(["fanout-subscribers"])
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -768,7 +768,7 @@ fn table(args: &FanoutArgs, runs: &[Run]) -> String {
     let first = &runs[0].report;
     let _ = writeln!(
         out,
-        "banco bench fanout: {} subscribers over {} connections ({} per connection), \
+        "banco-bench fanout: {} subscribers over {} connections ({} per connection), \
          {} cards, one every {} ms; latency = receipt in the subscribers' process − server_time",
         first.subscribers,
         first.connections,

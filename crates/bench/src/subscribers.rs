@@ -1,4 +1,4 @@
-//! The subscribers of `banco bench fanout`, in their own process (`banco bench
+//! The subscribers of `banco-bench fanout`, in their own process (`banco-bench
 //! fanout-subscribers`, hidden): N subscriptions over N / `--per-connection` connections,
 //! to the broadcaster's PlayerService Subscribe (`--server`, one token per subscriber from
 //! `--tokens-file`) or to a NATS subject (`--nats`).

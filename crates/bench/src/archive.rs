@@ -1,4 +1,4 @@
-//! `banco bench archive`: the archive's ingest, Stats, export and Verify over many rounds.
+//! `banco-bench archive`: the archive's ingest, Stats, export and Verify over many rounds.
 //!
 //! The rounds are real: each of several tables is driven through `banco_table::Table`
 //! (seeded 8-deck shoes, several players betting on several positions, settled by the
