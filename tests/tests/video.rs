@@ -588,7 +588,15 @@ async fn the_broadcaster_and_the_camera_count_the_video_on_their_metrics_endpoin
     let metrics = studio.broadcaster_metrics.clone().unwrap();
     let t = "table=\"T01\"";
     let series = |name: &str| format!("{name}{{{t}}}");
-    let before = scrape(&metrics);
+    // The endpoint answers while the broadcaster starts: the table's video series are
+    // there once it is hosted, which can be just after the table's own.
+    let before = banco_e2e::poll(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || scrape(&metrics),
+        |samples| samples.contains_key(&series("banco_video_viewers")),
+    )
+    .await;
     for name in [
         "banco_video_viewers",
         "banco_video_publisher_connected",
