@@ -686,6 +686,7 @@ fn descriptor_set_lists_the_six_services_and_their_methods() {
                 "Verify",
                 "GetClip",
                 "UploadClip",
+                "PutCheckpoint",
             ]),
         ),
         (
