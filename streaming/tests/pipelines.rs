@@ -17,7 +17,7 @@ macro_rules! or_skip {
         match $e {
             Ok(v) => v,
             Err(e) if StreamingError::is_missing_element(&e) => {
-                eprintln!("skipped: {e}");
+                banco_testkit::skipped(module_path!(), &e.to_string());
                 return;
             }
             Err(e) => panic!("{e}"),

@@ -147,17 +147,16 @@ impl Auditor {
     /// took. A verify that fails, or more records than expected, ends the wait at once.
     pub fn wait_verified(&self, records: u64, deadline: Duration) -> (Verified, Duration) {
         let start = Instant::now();
-        loop {
-            let verified = self.verify(&[]);
-            let done = match &verified {
+        let verified = crate::poll_blocking(
+            deadline,
+            Duration::from_millis(200),
+            || self.verify(&[]),
+            |verified| match verified {
                 Verified::Ok { records: n, .. } => *n >= records,
                 _ => true,
-            };
-            if done || start.elapsed() > deadline {
-                return (verified, start.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            },
+        );
+        (verified, start.elapsed())
     }
 
     /// `banco audit verify [args]`, parsed.

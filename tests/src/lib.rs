@@ -28,7 +28,6 @@ pub mod webdriver;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 /// A finished command's exit code and output, for an assertion's message.
 pub fn output_text(out: &std::process::Output) -> String {
@@ -40,42 +39,7 @@ pub fn output_text(out: &std::process::Output) -> String {
     )
 }
 
-/// Reads `probe` every `every` until `done` holds of what it read or `limit` has passed,
-/// and returns the last reading: the caller asserts on it, so a wait that ran out fails
-/// showing what was seen. For what a service does a moment after its reply (an outbox, a
-/// wallet's acknowledgement).
-pub async fn poll<T>(
-    limit: Duration,
-    every: Duration,
-    mut probe: impl AsyncFnMut() -> T,
-    done: impl Fn(&T) -> bool,
-) -> T {
-    let start = Instant::now();
-    loop {
-        let value = probe().await;
-        if done(&value) || start.elapsed() >= limit {
-            return value;
-        }
-        tokio::time::sleep(every).await;
-    }
-}
-
-/// [`poll`] for a probe that blocks (a command run to its end).
-pub fn poll_blocking<T>(
-    limit: Duration,
-    every: Duration,
-    mut probe: impl FnMut() -> T,
-    done: impl Fn(&T) -> bool,
-) -> T {
-    let start = Instant::now();
-    loop {
-        let value = probe();
-        if done(&value) || start.elapsed() >= limit {
-            return value;
-        }
-        std::thread::sleep(every);
-    }
-}
+pub use banco_testkit::{eventually, eventually_async, eventually_within, poll, poll_blocking};
 
 /// The `banco` binary of this workspace, built once per test process.
 ///

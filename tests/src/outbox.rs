@@ -4,7 +4,7 @@
 //! first line is 64 zeros and each `P` is the previous line's `H`.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use banco_rules::{Card, Settlement};
 use serde_json::Value;
@@ -48,14 +48,13 @@ pub fn read(path: &Path) -> Vec<SealedLine> {
 
 /// Waits until the outbox holds at least `rounds` lines (delivery runs behind the table).
 pub async fn wait_for(path: &Path, rounds: usize, timeout: Duration) -> Vec<SealedLine> {
-    let start = Instant::now();
-    loop {
-        let lines = read(path);
-        if lines.len() >= rounds || start.elapsed() > timeout {
-            return lines;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::poll(
+        timeout,
+        Duration::from_millis(50),
+        async || read(path),
+        |lines| lines.len() >= rounds,
+    )
+    .await
 }
 
 fn parse_line(line: &str) -> Result<SealedLine, String> {

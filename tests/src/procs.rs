@@ -201,14 +201,12 @@ impl Service {
             .map(|s| s.success())
             .unwrap_or(false);
         assert!(sent, "could not send SIG{signal}");
-        let deadline = std::time::Instant::now() + within;
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        None
+        crate::poll_blocking(
+            within,
+            Duration::from_millis(50),
+            || self.child.try_wait().ok().flatten(),
+            Option::is_some,
+        )
     }
 
     /// The process id.
@@ -506,15 +504,14 @@ pub async fn channel(url: &str) -> Channel {
     let endpoint = Endpoint::from_shared(url.to_owned())
         .unwrap_or_else(|e| panic!("{url}: {e}"))
         .connect_timeout(Duration::from_secs(2));
-    let mut last = None;
-    for _ in 0..50 {
-        match endpoint.connect().await {
-            Ok(channel) => return channel,
-            Err(e) => last = Some(e),
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("cannot connect to {url}: {last:?}");
+    crate::poll(
+        Duration::from_secs(5),
+        Duration::from_millis(100),
+        async || endpoint.connect().await,
+        Result::is_ok,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
 }
 
 /// A bearer token for a client interceptor.

@@ -7,7 +7,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -142,22 +142,21 @@ impl Browser {
     /// Waits until `script` returns something truthy; that value. Panics after `within`,
     /// naming `what`.
     pub fn wait_for(&self, what: &str, within: Duration, script: &str) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let value = self.run(script, &[]);
-            let truthy = match &value {
-                Value::Null => false,
-                Value::Bool(b) => *b,
-                Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
-                Value::String(s) => !s.is_empty(),
-                _ => true,
-            };
-            if truthy {
-                return value;
-            }
-            assert!(Instant::now() < deadline, "waited {within:?} for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let truthy = |value: &Value| match value {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
+            Value::String(s) => !s.is_empty(),
+            _ => true,
+        };
+        let value = crate::poll_blocking(
+            within,
+            Duration::from_millis(50),
+            || self.run(script, &[]),
+            truthy,
+        );
+        assert!(truthy(&value), "waited {within:?} for {what}");
+        value
     }
 
     fn element(&self, css: &str) -> String {

@@ -354,21 +354,20 @@ impl Game {
         let mut out = BTreeMap::new();
         for p in &mut self.players {
             // Once the wallet has every payout the table owes.
-            let mut tries = 0;
-            let got = loop {
-                let balance = p
-                    .client
-                    .get_balance(pb::GetBalanceRequest {})
-                    .await
-                    .unwrap()
-                    .into_inner();
-                tries += 1;
-                if balance.pending_minor == 0 || tries > 500 {
-                    break balance.available_minor;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            };
-            out.insert(p.name.clone(), got);
+            let balance = banco_e2e::poll(
+                std::time::Duration::from_secs(10),
+                std::time::Duration::from_millis(20),
+                async || {
+                    p.client
+                        .get_balance(pb::GetBalanceRequest {})
+                        .await
+                        .unwrap()
+                        .into_inner()
+                },
+                |balance| balance.pending_minor == 0,
+            )
+            .await;
+            out.insert(p.name.clone(), balance.available_minor);
         }
         out
     }
@@ -597,7 +596,7 @@ async fn outbox_catch_up_sqlite() {
 async fn outbox_catch_up_postgres() {
     match ArchiveDb::postgres("catch_up") {
         Ok(db) => outbox_catch_up(Some(db)).await,
-        Err(why) => eprintln!("outbox_catch_up_postgres skipped: {why}"),
+        Err(why) => banco_testkit::skipped("outbox_catch_up_postgres", &why),
     }
 }
 

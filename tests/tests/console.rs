@@ -18,7 +18,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use banco_e2e::procs::{BroadcasterSetup, Keys, start_validator};
-use banco_e2e::{banco, croupier_console_path};
+use banco_e2e::{banco, croupier_console_path, poll_blocking};
 use banco_rules::Card;
 
 /// 1,000.00 credited on the first bet.
@@ -84,18 +84,17 @@ impl Tmux {
 
     /// Polls the screen until `ok` holds; fails with the screen and `why`.
     fn wait(&self, why: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < WAIT,
-                "waited {WAIT:?} for {why}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let screen = poll_blocking(
+            WAIT,
+            Duration::from_millis(100),
+            || self.screen(),
+            |s| ok(s),
+        );
+        assert!(
+            ok(&screen),
+            "waited {WAIT:?} for {why}; the screen:\n{screen}"
+        );
+        screen
     }
 
     fn wait_for(&self, text: &str) -> String {
@@ -423,36 +422,32 @@ fn three_rounds_with_a_scanner_then_a_lost_link() {
         Card::parse(&last).unwrap().pretty()
     ));
     tmux.keys(&["misread", "Enter"]);
-    let start = Instant::now();
-    while sim
-        .reads(&round)
-        .iter()
-        .filter(|(n, _)| *n == cards.len())
-        .count()
-        < 2
-    {
-        assert!(
-            start.elapsed() < WAIT,
-            "the reader did not read {last} again after the undo: {:?}\n{}",
-            sim.reads(&round),
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let read_again =
+        |reads: &Vec<(usize, String)>| reads.iter().filter(|(n, _)| *n == cards.len()).count() >= 2;
+    let reads = poll_blocking(
+        WAIT,
+        Duration::from_millis(100),
+        || sim.reads(&round),
+        read_again,
+    );
+    assert!(
+        read_again(&reads),
+        "the reader did not read {last} again after the undo: {reads:?}\n{}",
+        tmux.screen()
+    );
     // The reader logs a card before it writes it: the table has it once its hand is whole.
-    let start = Instant::now();
-    let after = loop {
-        let state = table_state(&url, &console_token);
-        if state_cards(&state).len() == cards.len() {
-            break state;
-        }
-        assert!(
-            start.elapsed() < WAIT,
-            "the card read again never reached the table:\n{state}\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let after = poll_blocking(
+        WAIT,
+        Duration::from_millis(100),
+        || table_state(&url, &console_token),
+        |state| state_cards(state).len() == cards.len(),
+    );
+    assert_eq!(
+        state_cards(&after).len(),
+        cards.len(),
+        "the card read again never reached the table:\n{after}\n{}",
+        tmux.screen()
+    );
     assert_eq!(state_cards(&after), cards, "{before}\n{after}");
     tmux.wait_for("RESULT: ");
     tmux.keys(&["r"]);

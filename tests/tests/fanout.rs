@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use banco_e2e::clients::{Authed, Cmd, Croupier, is_control, is_private, player_client};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
@@ -114,24 +114,22 @@ async fn two_hundred_subscribers_see_every_public_event_once_in_order_and_only_t
         let client = client.clone();
         readers.spawn(async move { (i, subscriber(client, flaky, pause).await) });
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let listed = players[0]
-            .clone()
-            .list_tables(pb::ListTablesRequest {})
-            .await
-            .unwrap()
-            .into_inner();
-        if listed.tables[0].players as usize == SUBSCRIBERS {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {} subscribed",
-            listed.tables[0].players
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let subscribed = banco_e2e::poll(
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        async || {
+            let listed = players[0]
+                .clone()
+                .list_tables(pb::ListTablesRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            listed.tables[0].players as usize
+        },
+        |players| *players == SUBSCRIBERS,
+    )
+    .await;
+    assert_eq!(subscribed, SUBSCRIBERS, "only {subscribed} subscribed");
 
     // Rounds from a seeded shoe; every third player bets each round.
     let mut rng = ChaCha20Rng::seed_from_u64(4);

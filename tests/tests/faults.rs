@@ -45,6 +45,8 @@ async fn connect(url: &str, window: Option<u32>) -> Channel {
             .initial_stream_window_size(window)
             .initial_connection_window_size(window);
     }
+    // A loop, not `poll`: this runs in spawned tasks, and a future holding an async
+    // closure's borrow is not provably Send there.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         match endpoint.connect().await {
@@ -1172,18 +1174,14 @@ async fn forward(
 
 /// Distinct players subscribed, as the croupier's state counts them, once it is `n`.
 async fn players_become(croupier: &mut Croupier, n: u32) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let players = croupier.state().await.unwrap().players;
-        if players == n {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{players} players subscribed, never {n}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let players = banco_e2e::poll(
+        Duration::from_secs(120),
+        Duration::from_millis(50),
+        async || croupier.state().await.unwrap().players,
+        |players| *players == n,
+    )
+    .await;
+    assert_eq!(players, n, "{players} players subscribed, never {n}");
 }
 
 /// A subscriber whose network stops: one of four subscribers reads through a TCP proxy

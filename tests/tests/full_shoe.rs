@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use banco_e2e::archive::{Auditor, Verified, judge};
-use banco_e2e::banco;
 use banco_e2e::clients::{Croupier, play_the_shoe, player_client, settled_balance};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
+use banco_e2e::{banco, poll_blocking};
 use banco_rules::Card;
 use banco_rules::shoe::{Shoe, ShoeConfig};
 use banco_streaming::has_element;
@@ -167,7 +167,10 @@ async fn a_full_shoe_through_every_part() {
     let missing = missing_video_element();
     let camera = match missing {
         Some(element) => {
-            eprintln!("video part skipped: GStreamer element {element} is not installed");
+            banco_testkit::skipped(
+                "the video part of the full shoe",
+                &format!("GStreamer element {element} is not installed"),
+            );
             None
         }
         None => {
@@ -606,10 +609,8 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
     // A child's command line is empty for a moment after its exec, which is when the
     // last one started may be read.
     let names = ["validator", "archive", "broadcaster", "bots"];
-    let started = Instant::now();
-    let children = loop {
-        let children = children_of(demo.id());
-        let missing: Vec<&str> = names
+    let missing = |children: &Vec<(u32, String)>| -> Vec<&str> {
+        names
             .iter()
             .copied()
             .filter(|name| {
@@ -617,32 +618,39 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
                     .iter()
                     .any(|(_, command)| command.contains(&format!("banco {name} ")))
             })
-            .collect();
-        if missing.is_empty() {
-            break children;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "no {missing:?} among {children:?}\n{}",
-            log_tails(&dir.path().join("demo-data").join("logs"))
-        );
-        std::thread::sleep(Duration::from_millis(50));
+            .collect()
     };
+    let children = poll_blocking(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || children_of(demo.id()),
+        |children| missing(children).is_empty(),
+    );
+    assert!(
+        missing(&children).is_empty(),
+        "no {:?} among {children:?}\n{}",
+        missing(&children),
+        log_tails(&dir.path().join("demo-data").join("logs"))
+    );
     demo.kill().unwrap();
     demo.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let left: Vec<_> = children.iter().filter(|(pid, _)| alive(*pid)).collect();
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still running a minute after the demo was killed: {left:?}\n{}",
-            log_tails(&dir.path().join("demo-data").join("logs"))
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let left = poll_blocking(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        || -> Vec<(u32, String)> {
+            children
+                .iter()
+                .filter(|(pid, _)| alive(*pid))
+                .cloned()
+                .collect()
+        },
+        Vec::is_empty,
+    );
+    assert!(
+        left.is_empty(),
+        "still running a minute after the demo was killed: {left:?}\n{}",
+        log_tails(&dir.path().join("demo-data").join("logs"))
+    );
 }
 
 /// The last lines of every log in `logs`, to say why a test failed.

@@ -149,20 +149,22 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
         channel(&archive.url()).await,
         bearer(&auditor_token),
     );
-    let mut record = None;
-    for _ in 0..100 {
-        if let Ok(found) = auditor
-            .get_round(pb::GetRoundRequest {
-                round_id: round_id.clone(),
-            })
-            .await
-        {
-            record = Some(found.into_inner());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let record = record.unwrap_or_else(|| panic!("{round_id} never reached the archive"));
+    let record = poll(
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        async || {
+            auditor
+                .get_round(pb::GetRoundRequest {
+                    round_id: round_id.clone(),
+                })
+                .await
+                .ok()
+        },
+        Option::is_some,
+    )
+    .await
+    .unwrap_or_else(|| panic!("{round_id} never reached the archive"))
+    .into_inner();
     let mut service = ArchiveServiceClient::with_interceptor(
         channel(&archive.url()).await,
         bearer(&service_token),

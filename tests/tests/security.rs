@@ -933,24 +933,26 @@ async fn a_player_cannot_reach_another_players_money_or_bets() {
     }
     croupier.ok(Cmd::Confirm(round1.clone())).await;
     let mut archive = ArchiveServiceClient::with_interceptor(s.archive.clone(), bearer(&auditor));
-    let bobs_archived = |entries: &pb::PlayerBetsResponse| !entries.entries.is_empty();
-    let mut archived = None;
-    for _ in 0..100 {
-        let entries = archive
-            .player_bets(pb::PlayerBetsRequest {
-                player_id: "bob".to_owned(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        if bobs_archived(&entries) {
-            archived = Some(entries);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(archived.is_some(), "bob's round never reached the archive");
+    let archived = banco_e2e::poll(
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        async || {
+            archive
+                .player_bets(pb::PlayerBetsRequest {
+                    player_id: "bob".to_owned(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner()
+        },
+        |entries| !entries.entries.is_empty(),
+    )
+    .await;
+    assert!(
+        !archived.entries.is_empty(),
+        "bob's round never reached the archive"
+    );
 
     // Round 2: bob's bet is live.
     let round2 = croupier.ok(Cmd::OpenBetting).await.round_id;

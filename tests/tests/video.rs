@@ -39,7 +39,10 @@ macro_rules! require_plugins {
             "avdec_h264",
         ] {
             if !has_element(element) {
-                eprintln!("skipped: GStreamer element {element} is not installed");
+                banco_testkit::skipped(
+                    module_path!(),
+                    &format!("GStreamer element {element} is not installed"),
+                );
                 return;
             }
         }
@@ -682,11 +685,12 @@ async fn the_broadcaster_and_the_camera_count_the_video_on_their_metrics_endpoin
 
     // The viewer leaves: the gauge follows once the broadcaster sees the stream reset.
     drop(viewer);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while sample(&scrape(&metrics), &series("banco_video_viewers")) != 0.0 {
-        assert!(Instant::now() < deadline, "the viewer is still counted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    banco_e2e::eventually_within(
+        "the viewer who left to be no longer counted",
+        Duration::from_secs(10),
+        async || sample(&scrape(&metrics), &series("banco_video_viewers")) == 0.0,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -925,19 +929,26 @@ async fn every_round_has_a_clip_in_the_archive_whose_hash_matches_its_record() {
 
     // The record reaches the archive with its clip.
     let auditor = Auditor::new(&keys, &archive.url(), dir.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let listing = loop {
-        let out = auditor.run(&["round", &round]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.status.success() && text.contains("\nclip ") {
-            break text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "round {round} has no clip in the archive: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let has_clip = |(ok, text): &(bool, String)| *ok && text.contains("\nclip ");
+    let listed = banco_e2e::poll(
+        Duration::from_secs(60),
+        Duration::from_millis(250),
+        async || {
+            let out = auditor.run(&["round", &round]);
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        },
+        has_clip,
+    )
+    .await;
+    assert!(
+        has_clip(&listed),
+        "round {round} has no clip in the archive: {}",
+        listed.1
+    );
+    let listing = listed.1;
     // One round: one clip written, one uploaded (the record followed it).
     let counts = scrape(&metrics);
     for name in [

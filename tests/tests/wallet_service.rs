@@ -181,7 +181,7 @@ fn databases(dir: &Path, name: &str) -> Vec<ArchiveDb> {
     let mut dbs = vec![ArchiveDb::sqlite(&dir.join(format!("{name}.db")))];
     match ArchiveDb::postgres(name) {
         Ok(db) => dbs.push(db),
-        Err(why) => eprintln!("PostgreSQL run skipped: {why}"),
+        Err(why) => banco_testkit::skipped(&format!("{name} on PostgreSQL"), &why),
     }
     dbs
 }

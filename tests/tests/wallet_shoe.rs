@@ -163,7 +163,7 @@ async fn twenty_bots_at_two_tables_reconcile_on_postgresql() {
     ) {
         (Ok(archive), Ok(wallet)) => (archive, wallet),
         (Err(why), _) | (_, Err(why)) => {
-            eprintln!("twenty_bots_at_two_tables_reconcile_on_postgresql skipped: {why}");
+            banco_testkit::skipped("twenty_bots_at_two_tables_reconcile_on_postgresql", &why);
             return;
         }
     };

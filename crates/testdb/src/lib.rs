@@ -31,6 +31,8 @@ pub fn sqlite(file: &str) -> TestDb {
     }
 }
 
+pub use banco_testkit::skipped;
+
 static SCHEMA: AtomicU32 = AtomicU32::new(0);
 
 /// A fresh schema in `DATABASE_URL`'s database for the test `test`; `None` when it is not
@@ -78,7 +80,10 @@ macro_rules! both_backends {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     let Some(db) = $crate::postgres(stringify!($name)).await else {
-                        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
+                        $crate::skipped(
+                            concat!(module_path!(), "::", stringify!($name)),
+                            "DATABASE_URL is not set: no PostgreSQL to run on",
+                        );
                         return;
                     };
                     super::$name(db).await;

@@ -656,7 +656,10 @@ banco_testdb::both_backends!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_stores_on_one_postgres_never_overdraw() {
     let Some(db) = banco_testdb::postgres("two_stores").await else {
-        eprintln!("DATABASE_URL not set: PostgreSQL run skipped");
+        banco_testdb::skipped(
+            "two_stores_on_one_postgres_never_overdraw",
+            "DATABASE_URL is not set: no PostgreSQL to run on",
+        );
         return;
     };
     let first = open(&db).await;

@@ -22,6 +22,7 @@ mod deps;
 mod docs;
 mod packages;
 mod postgres;
+mod skipped;
 mod web;
 
 const USAGE: &str = "\
@@ -98,14 +99,14 @@ fn test() -> Result<()> {
     deps::check(&root(), &target_dir(&root()))?;
     // The archive's suite runs on SQLite always, and again on PostgreSQL when there is one.
     let database = postgres::database_url()?;
-    let env: Vec<(&str, &str)> = database
-        .as_deref()
-        .map(|url| ("DATABASE_URL", url))
-        .into_iter()
-        .collect();
+    let skipped_log = skipped::fresh_log(&target_dir(&root()))?;
+    let skipped_log_text = skipped_log.to_string_lossy();
+    let mut env: Vec<(&str, &str)> = vec![(skipped::LOG_VAR, &skipped_log_text)];
+    env.extend(database.as_deref().map(|url| ("DATABASE_URL", url)));
     // --all-targets also runs each criterion benchmark once in test mode, so the checks
     // every benchmark makes of its own results run here too.
     cargo_with(&["test", "--workspace", "--all-targets"], &env)?;
+    skipped::report(&skipped_log)?;
     cargo(&["test", "--workspace", "--doc"])?;
     fuzz_lint()?;
     // Last: the book builds and its links resolve (its CLI page was checked against the
