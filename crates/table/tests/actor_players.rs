@@ -15,8 +15,8 @@ use banco_rules::BetKind;
 use banco_table::actor::{ActorConfig, ActorError, Clock, ManualClock, TableHandle};
 use banco_table::journal::Journal;
 use banco_table::{
-    ActorTask, Command, Event, JournalEntry, JournaledConfig, LocalRules, MemorySink, Pacing,
-    Phase, Refusal, RoundId, TableConfig,
+    ActorTask, Command, Event, JournaledConfig, LocalRules, MemorySink, Pacing, Phase, Refusal,
+    RoundId, TableConfig,
 };
 
 const START_MS: u64 = 1_800_000_000_000;
@@ -224,9 +224,9 @@ async fn chat_is_published_masked_and_journaled_as_typed() {
     );
     task.shutdown().await;
     let (_, records) = Journal::open(&journal).unwrap();
-    let entry: JournalEntry = serde_json::from_slice(&records[1].payload).unwrap();
+    let entry: banco_records::journal::Entry = serde_json::from_slice(&records[1].payload).unwrap();
     assert_eq!(
-        entry.command,
+        Command::from(entry.command),
         Command::Chat {
             player: "alice".into(),
             text: "  Darn it  ".into(),

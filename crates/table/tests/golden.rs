@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actor_support::{CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok};
+use banco_records::journal::Entry;
 use banco_rules::BetKind;
 use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
 use banco_table::actor::{
-    ActorConfig, Checkpoint, Clock, JournalEntry, ManualClock, SealedRound, TableHandle,
-    TableSigner,
+    ActorConfig, Checkpoint, Clock, ManualClock, SealedRound, TableHandle, TableSigner,
 };
 use banco_table::journal::Journal;
 use banco_table::{ActorTask, Command, LocalRules, MemorySink, Pacing};
@@ -370,7 +370,7 @@ fn journal_reencodes(journal: &Path) {
         serde_json::from_slice(&first.payload).unwrap();
     assert_eq!(serde_json::to_vec(&config).unwrap(), first.payload);
     for record in records {
-        let entry: JournalEntry = serde_json::from_slice(&record.payload)
+        let entry: Entry = serde_json::from_slice(&record.payload)
             .unwrap_or_else(|e| panic!("record {}: {e}", record.seq));
         assert_eq!(
             serde_json::to_vec(&entry).unwrap(),

@@ -159,12 +159,9 @@ fn end_shoe_needs_and_keeps_a_reason() {
         }]
     );
     // Journaled as JSON and read back with the reason.
-    let json = serde_json::to_string(&end("cards marked")).unwrap();
+    let json = journaled(&end("cards marked"));
     assert!(json.contains(r#""reason":"cards marked""#), "{json}");
-    assert_eq!(
-        serde_json::from_str::<Command>(&json).unwrap(),
-        end("cards marked")
-    );
+    assert_eq!(from_journal(&json), end("cards marked"));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! The table itself stays free of randomness: the actor draws a seed from the OS when a
 //! shoe is opened on a table without a croupier, journals it with the `OpenShoe` record
-//! ([`super::JournalEntry::shuffle_seed`]), and rebuilds the very same order from it on a
+//! ([`banco_records::journal::Entry::shuffle_seed`]), and rebuilds the very same order from it on a
 //! restart, so that an auditor can replay the shoe card by card. Every card still goes
 //! through the table as an ordinary `DealCard { source: Shuffler }`.
 //!

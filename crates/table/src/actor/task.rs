@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use banco_records::journal::{self, JOURNAL_FORMAT};
 use banco_rules::shoe::{Shoe, ShoeState};
 use banco_rules::{Bet, Card};
 use banco_wallet::WalletError;
@@ -12,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::autopilot::{AUTO, Seed, ShuffledOrder, reveal};
 
 use super::failure::Failure;
-use super::journaled_config::JournaledConfig;
+use super::journaled_config::{JournaledConfig, check_same};
 use super::outbox::{self, Chain, SealedRound, Watermark};
 use super::recent::RecentCommands;
 use super::release::{self, Answer, Record, Release, Waiter};
@@ -20,7 +21,7 @@ use super::rules::{CardCheck, Rules, RulesError};
 use super::wallet;
 use super::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, Clock, Joined,
-    JournalEntry, PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
+    PlayerPosition, REMEMBERED_COMMANDS, Reply, Request, Snapshot, TableHandle,
 };
 use crate::command::{CardSource, Command, DebitOutcome};
 use crate::event::{Event, RevealedShuffle};
@@ -95,15 +96,13 @@ fn replay(
             first.seq
         ))
     })?;
-    journaled
-        .check_same(&journaled_config(config))
-        .map_err(|difference| {
-            startup(format!(
-                "journal {journal} was written under another configuration: {difference}; start \
+    check_same(&journaled, &journaled_config(config)).map_err(|difference| {
+        startup(format!(
+            "journal {journal} was written under another configuration: {difference}; start \
              the table with the journal's configuration (limits, paytable and timings cannot \
              change under a live journal)"
-            ))
-        })?;
+        ))
+    })?;
     let mut last_seq = first.seq;
     for record in records {
         if let Some(kept) = kept.as_deref_mut() {
@@ -114,7 +113,7 @@ fn replay(
                 kept.before = Some((table.snapshot(), table.scoreboard().clone()));
             }
         }
-        let entry: JournalEntry = serde_json::from_slice(&record.payload).map_err(|e| {
+        let entry: journal::Entry = serde_json::from_slice(&record.payload).map_err(|e| {
             match before_the_wallet(&record.payload) {
                 Some(command) => startup(format!(
                     "journal {journal}: record {} is a `{command}` of the table's own ledger,                      from before the tables spent through a wallet; pay out the balances it holds                      with the version that wrote it, then start this table on a new journal",
@@ -123,14 +122,15 @@ fn replay(
                 None => startup(format!("journal {journal}: record {}: {e}", record.seq)),
             }
         })?;
-        let events = table.apply(&entry.command).map_err(|refusal| {
+        let command = Command::from(entry.command);
+        let events = table.apply(&command).map_err(|refusal| {
             startup(format!(
-                "journal {journal}: record {} ({:?}) is refused on replay: {refusal} \
+                "journal {journal}: record {} ({command:?}) is refused on replay: {refusal} \
                  (a bug, or a journal replayed with another table config)",
-                record.seq, entry.command
+                record.seq
             ))
         })?;
-        if let Command::OpenShoe { config: shoe, .. } = &entry.command {
+        if let Command::OpenShoe { config: shoe, .. } = &command {
             let seed = match (entry.shuffle_seed, &entry.shuffle_key) {
                 (_, Some(key)) => {
                     Some(Seed::Committed(ShuffleKey::from_hex(key).map_err(|e| {
@@ -187,7 +187,7 @@ fn replay(
                 snapshot: table.snapshot(),
                 replayed: false,
             };
-            recent.insert(id, entry.command, applied);
+            recent.insert(id, command, applied);
         }
         last_seq = record.seq;
     }
@@ -222,7 +222,7 @@ fn journaled_config(config: &ActorConfig) -> JournaledConfig {
     JournaledConfig {
         table: config.table.clone(),
         default_shoe: config.default_shoe,
-        format: super::journaled_config::JOURNAL_FORMAT,
+        format: JOURNAL_FORMAT,
     }
 }
 
@@ -1031,9 +1031,9 @@ impl Actor {
                 }
             }
         }
-        let entry = JournalEntry {
+        let entry = journal::Entry {
             command_id,
-            command,
+            command: journal::Command::from(&command),
             shuffle_seed,
             shuffle_key,
         };
@@ -1042,7 +1042,7 @@ impl Actor {
             Err(e) => {
                 return fail(
                     self,
-                    format!("not written: cannot encode {:?}: {e}", entry.command),
+                    format!("not written: cannot encode {command:?}: {e}"),
                     replies,
                 );
             }
@@ -1063,7 +1063,7 @@ impl Actor {
             replayed: false,
         };
         if let Some(id) = entry.command_id {
-            self.recent.insert(id, entry.command, applied.clone());
+            self.recent.insert(id, command, applied.clone());
         }
         let release = Release::Record(Box::new(Record {
             pending,
