@@ -48,6 +48,7 @@
 //! running bet totals, the command-id memory is a hash map with a bounded queue. Only the
 //! settlement check at `ConfirmResult` walks the round's bets, once per round.
 
+mod authority;
 mod autopilot;
 mod clock;
 mod error;
@@ -55,10 +56,12 @@ mod failure;
 mod journaled_config;
 pub(crate) mod outbox;
 mod recent;
+mod recovery;
 mod release;
 mod remote;
 mod rules;
 mod task;
+mod waiting;
 mod wallet;
 
 use std::collections::BTreeMap;
@@ -436,7 +439,7 @@ pub fn read_published(
     after: u64,
     through: u64,
 ) -> Result<Republished, ActorError> {
-    let kept = task::read_published(config, after, through)?;
+    let kept = recovery::read_published(config, after, through)?;
     let (before, scoreboard) = kept.before.ok_or_else(|| {
         ActorError::Startup(format!(
             "journal {}: no table to read records after {after} from",
