@@ -21,10 +21,12 @@ mod actor_support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use actor_support::{CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok};
+use actor_support::{
+    CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok, shoe_config,
+};
 use banco_records::journal::Entry;
 use banco_rules::BetKind;
-use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
+use banco_rules::shoe::{BurnRule, ShoeConfig};
 use banco_table::actor::{
     ActorConfig, Checkpoint, Clock, ManualClock, SealedRound, TableHandle, TableSigner,
 };
@@ -72,12 +74,7 @@ async fn start(
 }
 
 fn burning(decks: u8) -> ShoeConfig {
-    ShoeConfig {
-        decks,
-        cut_card_from_end: 16,
-        burn: BurnRule::ExposeAndBurn,
-        procedure: Procedure::CutCard,
-    }
+    shoe_config(decks, BurnRule::ExposeAndBurn)
 }
 
 fn open_shoe(config: ShoeConfig) -> Command {
@@ -279,41 +276,8 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
 /// T02: an automated single-player table deals a one-deck shoe to its end.
 async fn play_automated(handle: &TableHandle, time: &ManualClock) {
     fund(handle, "solo", 100_000).await;
-    ok(
-        handle,
-        Command::OpenShoe {
-            config: ShoeConfig {
-                decks: 1,
-                cut_card_from_end: 20,
-                burn: BurnRule::ExposeAndBurn,
-                procedure: Procedure::CutCard,
-            },
-            by: "operator".into(),
-            now_ms: 0,
-            commitment: None,
-        },
-    )
-    .await;
-    let mut n = 0;
-    while handle.snapshot().await.unwrap().table.shoe == Some(1) {
-        time.advance(1_000);
-        let round = handle.snapshot().await.unwrap().table.round_id.unwrap();
-        ok(
-            handle,
-            bet(&round, "solo", BetKind::Banker, 100, &format!("s{n}")),
-        )
-        .await;
-        ok(
-            handle,
-            Command::Deal {
-                player: "solo".into(),
-                now_ms: 0,
-            },
-        )
-        .await;
-        n += 1;
-        assert!(n < 30, "a one-deck shoe lasts fewer than 30 rounds");
-    }
+    actor_support::open_small_shoe(handle).await;
+    actor_support::play_out_first_shoe(handle, "s", || time.advance(1_000)).await;
     settled(handle, &["solo"]).await;
 }
 
