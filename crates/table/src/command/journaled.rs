@@ -8,26 +8,41 @@ use banco_wallet::WalletError;
 
 use super::{Command, DebitAnswer, DebitOutcome, WalletAck};
 
-/// `From` both ways between [`Command`] and its stored form: the variants whose fields are
-/// the same types on both sides by name, the wallet's answers (stored types of their own)
-/// spelled out.
+/// A field's value in the other form: the wallet's answers, which have stored types of
+/// their own.
+trait Convert<T> {
+    fn convert(self) -> T;
+}
+
+impl<A: Into<B>, B> Convert<Vec<B>> for Vec<A> {
+    fn convert(self) -> Vec<B> {
+        self.into_iter().map(Into::into).collect()
+    }
+}
+
+impl Convert<journal::DebitOutcome> for DebitOutcome {
+    fn convert(self) -> journal::DebitOutcome {
+        self.into()
+    }
+}
+
+impl Convert<DebitOutcome> for journal::DebitOutcome {
+    fn convert(self) -> DebitOutcome {
+        self.into()
+    }
+}
+
+/// `From` both ways between [`Command`] and its stored form, variant for variant: the
+/// fields before a `;` are the same types on both sides, those after it [`Convert`].
 macro_rules! both_ways {
-    ($($variant:ident { $($field:ident),* }),* $(,)?) => {
+    ($($variant:ident { $($field:ident),* $(; $($converted:ident),*)? }),* $(,)?) => {
         impl From<&Command> for Stored {
             fn from(command: &Command) -> Stored {
                 match command.clone() {
-                    $(Command::$variant { $($field),* } => Stored::$variant { $($field),* },)*
-                    Command::WalletDebited { player, key, outcome, now_ms } => {
-                        Stored::WalletDebited { player, key, outcome: outcome.into(), now_ms }
-                    }
-                    Command::WalletDebitedMany { answers, now_ms } => Stored::WalletDebitedMany {
-                        answers: answers.into_iter().map(Into::into).collect(),
-                        now_ms,
-                    },
-                    Command::WalletAcked { acks, now_ms } => Stored::WalletAcked {
-                        acks: acks.into_iter().map(Into::into).collect(),
-                        now_ms,
-                    },
+                    $(Command::$variant { $($field,)* $($($converted,)*)? } => Stored::$variant {
+                        $($field,)*
+                        $($($converted: $converted.convert(),)*)?
+                    },)*
                 }
             }
         }
@@ -35,18 +50,10 @@ macro_rules! both_ways {
         impl From<Stored> for Command {
             fn from(stored: Stored) -> Command {
                 match stored {
-                    $(Stored::$variant { $($field),* } => Command::$variant { $($field),* },)*
-                    Stored::WalletDebited { player, key, outcome, now_ms } => {
-                        Command::WalletDebited { player, key, outcome: outcome.into(), now_ms }
-                    }
-                    Stored::WalletDebitedMany { answers, now_ms } => Command::WalletDebitedMany {
-                        answers: answers.into_iter().map(Into::into).collect(),
-                        now_ms,
-                    },
-                    Stored::WalletAcked { acks, now_ms } => Command::WalletAcked {
-                        acks: acks.into_iter().map(Into::into).collect(),
-                        now_ms,
-                    },
+                    $(Stored::$variant { $($field,)* $($($converted,)*)? } => Command::$variant {
+                        $($field,)*
+                        $($($converted: $converted.convert(),)*)?
+                    },)*
                 }
             }
         }
@@ -68,6 +75,9 @@ both_ways! {
     PlaceBets { player, round_id, bets, key, now_ms },
     ClearBets { player, round_id, key, now_ms },
     Rebet { player, round_id, key, now_ms },
+    WalletDebited { player, key, now_ms; outcome },
+    WalletDebitedMany { now_ms; answers },
+    WalletAcked { now_ms; acks },
     WalletChanged { player, balance, delta, reason, version, now_ms },
     TakeSeat { player, seat, now_ms },
     LeaveSeat { player, now_ms },
@@ -219,25 +229,20 @@ mod tests {
         let round = crate::RoundId::from("T01-S0001-H001");
         let card = "8H".parse().unwrap();
         let refused = |error| DebitOutcome::Refused { error };
-        let tx = banco_records::TxId::new("T01-1").unwrap();
+        // Every kind of refusal, as the journal holds them.
         let refusals = [
-            WalletError::InsufficientFunds {
-                needed: 5,
-                available: 3,
-            },
-            WalletError::SelfLimit { limit: 5, asked: 6 },
-            WalletError::AccountBlocked,
-            WalletError::InvalidSession("expired".into()),
-            WalletError::Unavailable("timed out".into()),
-            WalletError::Conflict {
-                tx: tx.clone(),
-                why: "another amount".into(),
-            },
-            WalletError::Cancelled { tx: tx.clone() },
-            WalletError::AlreadySettled { tx: tx.clone() },
-            WalletError::DebitDoesNotExist { tx },
-            WalletError::Invalid("currency".into()),
-        ];
+            r#"{"error":"insufficient_funds","detail":{"needed":5,"available":3}}"#,
+            r#"{"error":"self_limit","detail":{"limit":5,"asked":6}}"#,
+            r#"{"error":"account_blocked"}"#,
+            r#"{"error":"invalid_session","detail":"expired"}"#,
+            r#"{"error":"unavailable","detail":"timed out"}"#,
+            r#"{"error":"conflict","detail":{"tx":"T01-1","why":"another amount"}}"#,
+            r#"{"error":"cancelled","detail":{"tx":"T01-1"}}"#,
+            r#"{"error":"already_settled","detail":{"tx":"T01-1"}}"#,
+            r#"{"error":"debit_does_not_exist","detail":{"tx":"T01-1"}}"#,
+            r#"{"error":"invalid","detail":"currency"}"#,
+        ]
+        .map(|json| wallet_error(serde_json::from_str(json).unwrap()));
         let answers = refusals
             .into_iter()
             .map(refused)
