@@ -11,9 +11,9 @@ use actor_support::{bet, config, fund, ok};
 use banco_records::journal::{self, Entry};
 use banco_rules::shoe::{BurnRule, Procedure, Shoe, ShoeConfig};
 use banco_rules::{BetKind, Card};
-use banco_table::actor::{ActorError, Clock, ManualClock, TableHandle};
+use banco_table::actor::{ActorError, ManualClock, TableHandle};
 use banco_table::journal::Journal;
-use banco_table::{ActorTask, CardSource, Command, LocalRules, MemorySink, Pacing, Phase};
+use banco_table::{ActorTask, CardSource, Command, Pacing, Phase};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -54,16 +54,7 @@ async fn start_at(
     pacing: Pacing,
     now_ms: u64,
 ) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(now_ms);
-    let (handle, task) = banco_table::spawn(
-        config(dir, pacing),
-        Arc::new(LocalRules),
-        Arc::new(MemorySink::default()),
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    actor_support::start_manual(config(dir, pacing), now_ms, Arc::default()).await
 }
 
 /// Lets the actor notice the clock: it ticks and drives after each request, so the second

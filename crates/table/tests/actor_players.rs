@@ -15,23 +15,13 @@ use banco_rules::BetKind;
 use banco_table::actor::{ActorConfig, ActorError, Clock, ManualClock, TableHandle};
 use banco_table::journal::Journal;
 use banco_table::{
-    ActorTask, Command, Event, JournaledConfig, LocalRules, MemorySink, Pacing, Phase, Refusal,
-    RoundId, TableConfig,
+    ActorTask, Command, Event, JournaledConfig, Pacing, Phase, Refusal, RoundId, TableConfig,
 };
 
 const START_MS: u64 = 1_800_000_000_000;
 
 async fn start(config: ActorConfig) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(START_MS);
-    let (handle, task) = banco_table::spawn(
-        config,
-        Arc::new(LocalRules),
-        Arc::new(MemorySink::default()),
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    actor_support::start_manual(config, START_MS, Arc::default()).await
 }
 
 fn seated(dir: &Path, seats: u8) -> ActorConfig {

@@ -28,10 +28,10 @@ use banco_records::journal::Entry;
 use banco_rules::BetKind;
 use banco_rules::shoe::{BurnRule, ShoeConfig};
 use banco_table::actor::{
-    ActorConfig, Checkpoint, Clock, ManualClock, SealedRound, TableHandle, TableSigner,
+    ActorConfig, Checkpoint, ManualClock, SealedRound, TableHandle, TableSigner,
 };
 use banco_table::journal::Journal;
-use banco_table::{ActorTask, Command, LocalRules, MemorySink, Pacing};
+use banco_table::{ActorTask, Command, MemorySink, Pacing, RoundId};
 
 const START_MS: u64 = 1_800_000_000_000;
 
@@ -61,16 +61,8 @@ async fn start(
     pacing: Pacing,
     sink: &Arc<MemorySink>,
 ) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(START_MS);
-    let (handle, task) = banco_table::spawn(
-        actor_config(dir, table, pacing),
-        Arc::new(LocalRules),
-        Arc::clone(sink) as _,
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    let config = actor_config(dir, table, pacing);
+    actor_support::start_manual(config, START_MS, Arc::clone(sink)).await
 }
 
 fn burning(decks: u8) -> ShoeConfig {
@@ -96,6 +88,23 @@ async fn settled(handle: &TableHandle, players: &[&str]) {
     }
 }
 
+/// Opens betting on the next round: its id.
+async fn open_round(handle: &TableHandle) -> RoundId {
+    ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap()
+}
+
+/// Deals `cards`, each a `step` after the one before.
+async fn deal_each(handle: &TableHandle, step: &impl Fn(), cards: &[&str]) {
+    for c in cards {
+        step();
+        ok(handle, deal(c)).await;
+    }
+}
+
 /// T01: the live table's script.
 async fn play_live(handle: &TableHandle, time: &ManualClock) {
     let step = || time.advance(1_000);
@@ -114,11 +123,7 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
 
     // Round 1: alice in two requests, bob's over his balance refused by the wallet, then
     // a bet he can pay; a Player natural.
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "alice", BetKind::Banker, 2_000, "a1")).await;
     step();
@@ -139,21 +144,14 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     ok(handle, bet(&round, "bob", BetKind::Player, 1_000, "b2")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["8H", "2C", "KD", "3S"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["8H", "2C", "KD", "3S"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice", "bob"]).await;
 
     // Round 2: alice clears and bets again; a card taken back and dealt again.
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(
         handle,
@@ -181,10 +179,7 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     ok(handle, bet(&round, "alice", BetKind::Banker, 1_500, "a5")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["2H", "5D", "4C"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["2H", "5D", "4C"]).await;
     step();
     ok(
         handle,
@@ -195,29 +190,19 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
         },
     )
     .await;
-    for c in ["4C", "9S", "6H"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["4C", "9S", "6H"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice"]).await;
 
     // Round 3: voided after two cards; the stakes refunded.
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "bob", BetKind::Banker, 700, "b3")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["7C", "7D"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["7C", "7D"]).await;
     step();
     ok(
         handle,
@@ -255,19 +240,12 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     )
     .await;
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "alice", BetKind::Player, 1_000, "a6")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["TS", "JH", "QD", "KC", "5S", "6C"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["TS", "JH", "QD", "KC", "5S", "6C"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice"]).await;

@@ -291,25 +291,16 @@ fn undo_then_a_different_card() {
     for c in BANKER_NATURAL {
         ok(&mut t, deal(c, 3));
     }
+    let undo = || Command::UndoLastCard {
+        reason: "r".into(),
+        by: "x".into(),
+        now_ms: 4,
+    };
     for expected in [Phase::Dealing, Phase::Dealing, Phase::Dealing] {
-        ok(
-            &mut t,
-            Command::UndoLastCard {
-                reason: "r".into(),
-                by: "x".into(),
-                now_ms: 4,
-            },
-        );
+        ok(&mut t, undo());
         assert_eq!(t.phase(), expected);
     }
-    ok(
-        &mut t,
-        Command::UndoLastCard {
-            reason: "r".into(),
-            by: "x".into(),
-            now_ms: 4,
-        },
-    );
+    ok(&mut t, undo());
     assert_eq!(
         t.phase(),
         Phase::BettingClosed {

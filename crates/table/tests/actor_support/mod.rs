@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use banco_rules::BetKind;
 use banco_rules::shoe::{BurnRule, ShoeConfig};
-use banco_table::actor::{ActorConfig, ActorTask, ArchiveSink, Clock, Rules, TableHandle};
+use banco_table::actor::{
+    ActorConfig, ActorError, ActorTask, ArchiveSink, Clock, ManualClock, Rules, TableHandle,
+};
 use banco_table::{Applied, CardSource, Command, LocalRules, MemorySink, Pacing, TableConfig};
 use banco_wallet::{MemoryWallet, Wallet};
 
@@ -84,6 +86,20 @@ pub async fn start_with(
     banco_table::spawn(config, rules, sink, Clock::system())
         .await
         .unwrap()
+}
+
+/// An actor on `config` with the local rules and `sink`, whose clock stands at `now_ms`
+/// until the test moves it.
+pub async fn start_manual(
+    config: ActorConfig,
+    now_ms: u64,
+    sink: Arc<MemorySink>,
+) -> (TableHandle, ActorTask, ManualClock) {
+    let (clock, time) = Clock::manual(now_ms);
+    let (handle, task) = banco_table::spawn(config, Arc::new(LocalRules), sink, clock)
+        .await
+        .unwrap();
+    (handle, task, time)
 }
 
 pub async fn start(dir: &Path, sink: Arc<MemorySink>) -> (TableHandle, ActorTask) {
@@ -227,6 +243,18 @@ pub async fn play_round(handle: &TableHandle, n: u64) -> Applied {
         ok(handle, deal(&c)).await;
     }
     ok(handle, confirm(&round)).await
+}
+
+/// `command` is refused because the validator cannot be reached, and changes nothing.
+pub async fn refused_unreachable(table: &TableHandle, command: Command) {
+    let before = table.snapshot().await.unwrap();
+    let err = table.submit(None, command).await.unwrap_err();
+    assert!(
+        matches!(err, ActorError::ValidatorUnreachable(_)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("validator unreachable"), "{err}");
+    assert_eq!(table.snapshot().await.unwrap(), before);
 }
 
 /// Waits (up to 20 s) until `done` holds.
