@@ -129,101 +129,6 @@ pub(super) fn reveal(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::RoundId;
-    use crate::event::FinishedRound;
-
-    fn finished(shoe: u32, hand: u32) -> Event {
-        Event::RoundFinished(Box::new(FinishedRound {
-            round_id: RoundId::new("T01", shoe, hand),
-            table: "T01".to_owned(),
-            shoe,
-            hand,
-            betting_opened_at: 1,
-            betting_closed_at: None,
-            cards: Vec::new(),
-            corrections: Vec::new(),
-            void: None,
-            result: None,
-            bets: BTreeMap::new(),
-            settlements: BTreeMap::new(),
-            entries: Vec::new(),
-            finished_at: 2,
-            opened_by: None,
-            confirmed_by: None,
-            cut_card: false,
-            shoe_opening: None,
-            revealed: None,
-            placements: BTreeMap::new(),
-        }))
-    }
-
-    fn ended(shoe: u32) -> Event {
-        Event::ShoeEnded {
-            shoe,
-            by: Some("pit boss".to_owned()),
-            reason: Some("cards marked".to_owned()),
-            at: 3,
-            shuffle_key: None,
-        }
-    }
-
-    fn revealed(event: &Event) -> Option<&RevealedShuffle> {
-        match event {
-            Event::RoundFinished(round) => round.revealed.as_ref(),
-            _ => None,
-        }
-    }
-
-    /// Only reachable when a shoe is ended while no round is open, which an automated
-    /// table leaves no time for today; the key must still reach a signed record.
-    #[test]
-    fn a_shoe_ended_between_rounds_is_revealed_by_the_next_round_sealed() {
-        let key = ShuffleKey::new([9; 32]);
-        let order = ShuffledOrder::new(ShoeConfig::default(), Seed::Committed(key)).unwrap();
-        let mut owed = None;
-
-        let mut end = vec![ended(1)];
-        reveal(&mut end, Some(&order), &mut owed);
-        let Event::ShoeEnded { shuffle_key, .. } = &end[0] else {
-            unreachable!()
-        };
-        assert_eq!(shuffle_key.as_deref(), Some(key.to_hex().as_str()));
-        assert_eq!(owed.as_ref().map(|r| r.shoe), Some(1));
-
-        // Records without a round keep it owed; the next round sealed carries it.
-        let mut nothing = Vec::new();
-        reveal(&mut nothing, Some(&order), &mut owed);
-        assert!(owed.is_some());
-        let mut next = vec![finished(2, 1)];
-        reveal(&mut next, None, &mut owed);
-        let carried = revealed(&next[0]).unwrap();
-        assert_eq!(
-            (carried.shoe, carried.key.as_str()),
-            (1, key.to_hex().as_str())
-        );
-        assert!(owed.is_none());
-
-        // A shoe ended by its last round is revealed there, and nothing is owed.
-        let mut last = vec![finished(1, 9), ended(1)];
-        reveal(&mut last, Some(&order), &mut owed);
-        assert_eq!(revealed(&last[0]).map(|r| r.shoe), Some(1));
-        assert!(owed.is_none());
-
-        // A shoe the caller seeded (not committed to) reveals nothing.
-        let chosen = ShuffledOrder::new(ShoeConfig::default(), Seed::Chosen(7)).unwrap();
-        let mut last = vec![finished(1, 9), ended(1)];
-        reveal(&mut last, Some(&chosen), &mut owed);
-        assert!(revealed(&last[0]).is_none() && owed.is_none());
-    }
-}
-
 /// What the journal keeps of a shoe's shuffle: the chosen seed, or the drawn key in hex.
 pub(super) type Journaled = (Option<u64>, Option<String>);
 
@@ -358,5 +263,100 @@ impl Actor {
         self.journal(None, command, events, Vec::new(), shuffle_seed)
             .await;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::RoundId;
+    use crate::event::FinishedRound;
+
+    fn finished(shoe: u32, hand: u32) -> Event {
+        Event::RoundFinished(Box::new(FinishedRound {
+            round_id: RoundId::new("T01", shoe, hand),
+            table: "T01".to_owned(),
+            shoe,
+            hand,
+            betting_opened_at: 1,
+            betting_closed_at: None,
+            cards: Vec::new(),
+            corrections: Vec::new(),
+            void: None,
+            result: None,
+            bets: BTreeMap::new(),
+            settlements: BTreeMap::new(),
+            entries: Vec::new(),
+            finished_at: 2,
+            opened_by: None,
+            confirmed_by: None,
+            cut_card: false,
+            shoe_opening: None,
+            revealed: None,
+            placements: BTreeMap::new(),
+        }))
+    }
+
+    fn ended(shoe: u32) -> Event {
+        Event::ShoeEnded {
+            shoe,
+            by: Some("pit boss".to_owned()),
+            reason: Some("cards marked".to_owned()),
+            at: 3,
+            shuffle_key: None,
+        }
+    }
+
+    fn revealed(event: &Event) -> Option<&RevealedShuffle> {
+        match event {
+            Event::RoundFinished(round) => round.revealed.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Only reachable when a shoe is ended while no round is open, which an automated
+    /// table leaves no time for today; the key must still reach a signed record.
+    #[test]
+    fn a_shoe_ended_between_rounds_is_revealed_by_the_next_round_sealed() {
+        let key = ShuffleKey::new([9; 32]);
+        let order = ShuffledOrder::new(ShoeConfig::default(), Seed::Committed(key)).unwrap();
+        let mut owed = None;
+
+        let mut end = vec![ended(1)];
+        reveal(&mut end, Some(&order), &mut owed);
+        let Event::ShoeEnded { shuffle_key, .. } = &end[0] else {
+            unreachable!()
+        };
+        assert_eq!(shuffle_key.as_deref(), Some(key.to_hex().as_str()));
+        assert_eq!(owed.as_ref().map(|r| r.shoe), Some(1));
+
+        // Records without a round keep it owed; the next round sealed carries it.
+        let mut nothing = Vec::new();
+        reveal(&mut nothing, Some(&order), &mut owed);
+        assert!(owed.is_some());
+        let mut next = vec![finished(2, 1)];
+        reveal(&mut next, None, &mut owed);
+        let carried = revealed(&next[0]).unwrap();
+        assert_eq!(
+            (carried.shoe, carried.key.as_str()),
+            (1, key.to_hex().as_str())
+        );
+        assert!(owed.is_none());
+
+        // A shoe ended by its last round is revealed there, and nothing is owed.
+        let mut last = vec![finished(1, 9), ended(1)];
+        reveal(&mut last, Some(&order), &mut owed);
+        assert_eq!(revealed(&last[0]).map(|r| r.shoe), Some(1));
+        assert!(owed.is_none());
+
+        // A shoe the caller seeded (not committed to) reveals nothing.
+        let chosen = ShuffledOrder::new(ShoeConfig::default(), Seed::Chosen(7)).unwrap();
+        let mut last = vec![finished(1, 9), ended(1)];
+        reveal(&mut last, Some(&chosen), &mut owed);
+        assert!(revealed(&last[0]).is_none() && owed.is_none());
     }
 }
