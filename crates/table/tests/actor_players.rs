@@ -306,7 +306,10 @@ async fn a_journal_from_before_seats_and_chat_replays() {
         panic!("a journal from before the wallet started");
     };
     assert!(
-        why.contains("record 2 is a `deposit` of the table's own ledger"),
+        why.contains(
+            "record 2 is a `deposit` of the table's own ledger, from before the tables spent \
+             through a wallet"
+        ),
         "{why}"
     );
     let (_, records) = Journal::open(&config.journal).unwrap();

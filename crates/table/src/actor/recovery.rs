@@ -101,7 +101,10 @@ pub(super) fn replay(
         let entry: journal::Entry = serde_json::from_slice(&record.payload).map_err(|e| {
             match before_the_wallet(&record.payload) {
                 Some(command) => startup(format!(
-                    "journal {journal}: record {} is a `{command}` of the table's own ledger,                      from before the tables spent through a wallet; pay out the balances it holds                      with the version that wrote it, then start this table on a new journal",
+                    "journal {journal}: record {} is a `{command}` of the table's own ledger, \
+                     from before the tables spent through a wallet; pay out the balances it \
+                     holds with the version that wrote it, then start this table on a new \
+                     journal",
                     record.seq
                 )),
                 None => startup(format!("journal {journal}: record {}: {e}", record.seq)),
