@@ -8,16 +8,20 @@
 //! - the **chain** ([`chain`]): a sealed round's place in its table's hash chain
 //!   ([`chain::SealedRound`], also the line format of a broadcaster's `outbox.jsonl`), the
 //!   seal of a round's clip, and checkpoints of the chain's head;
+//! - the **journal** ([`journal`], format [`journal::JOURNAL_FORMAT`]): each record of a
+//!   table's journal, the commands a restart replays;
 //! - the **ids** ([`RoundId`], [`TxId`]).
 //!
 //! Every type here is a format: renaming, reordering or re-typing a field changes the
-//! bytes a signature was over. The golden files in `tests/golden/` were written by
-//! version 1 and must parse, re-encode and verify byte for byte in every later version; a
-//! new format gets a new version beside the old one, never a change to it.
+//! bytes a signature was over, or that a restart must replay. The golden files in
+//! `tests/golden/` were written by version 1 and must parse, re-encode and verify byte for
+//! byte in every later version; a new format gets a new version beside the old one, never
+//! a change to it.
 
 pub mod chain;
 pub mod hex;
 mod ids;
+pub mod journal;
 pub mod round;
 
 pub use ids::{RoundId, TX_ID_MAX_LEN, TxId, TxIdError};

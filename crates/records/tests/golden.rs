@@ -2,13 +2,16 @@
 //! `golden/v1/rounds.jsonl` (written by the table, see `crates/table/tests/golden.rs`)
 //! parses, encodes back to the very bytes (so its hash is over what this version would
 //! write), hashes to its stored hash, chains to the line before it of its table, and
-//! carries the table's signature; the checkpoint verifies and names the last round.
+//! carries the table's signature; the checkpoint verifies and names the last round. Every
+//! record of the golden journals parses as a journal record of format 1 and encodes back to
+//! its very bytes.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use banco_records::chain::{Checkpoint, GENESIS_HASH, SealedRound};
+use banco_records::journal::{self, ConfigRecord, Entry, JOURNAL_FORMAT};
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -69,4 +72,81 @@ fn version_1_records_read_encode_hash_and_verify_byte_for_byte() {
     checkpoint.verify(&key).unwrap();
     let (seq, hash) = &heads["T01"];
     assert_eq!((checkpoint.chain_seq, &checkpoint.head_hash), (*seq, hash));
+}
+
+/// The payloads of a journal file, by seq: a 12-byte header (`BANCOJNL`, version 1 LE),
+/// then frames of length (u32 LE), crc (u32 LE), seq (u64 LE) and payload. The checksums
+/// are the table's to check (its golden test opens these files as journals).
+fn journal_payloads(bytes: &[u8]) -> Vec<(u64, &[u8])> {
+    assert_eq!(&bytes[..8], b"BANCOJNL");
+    assert_eq!(bytes[8..12], 1u32.to_le_bytes());
+    let mut payloads = Vec::new();
+    let mut at = 12;
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let seq = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
+        payloads.push((seq, &bytes[at + 16..at + 16 + len]));
+        at += 16 + len;
+    }
+    payloads
+}
+
+#[test]
+fn version_1_journals_read_and_encode_byte_for_byte() {
+    let mut commands = std::collections::BTreeSet::new();
+    for table in ["T01", "T02"] {
+        let bytes = std::fs::read(golden(&format!("{table}.journal"))).unwrap();
+        let payloads = journal_payloads(&bytes);
+        let seqs: Vec<u64> = payloads.iter().map(|(seq, _)| *seq).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{table}");
+        let (first, entries) = payloads.split_first().unwrap();
+        // The table's configuration inside is `banco_table::TableConfig`, whose encoding
+        // the table's golden test checks; here, the record around it.
+        let config: ConfigRecord<serde::de::IgnoredAny> =
+            serde_json::from_slice(first.1).unwrap_or_else(|e| panic!("{table} record 1: {e}"));
+        assert_eq!(config.format, JOURNAL_FORMAT, "{table}");
+        for (seq, payload) in entries {
+            let entry: Entry = serde_json::from_slice(payload)
+                .unwrap_or_else(|e| panic!("{table} record {seq}: {e}"));
+            assert_eq!(
+                String::from_utf8(serde_json::to_vec(&entry).unwrap()).unwrap(),
+                std::str::from_utf8(payload).unwrap(),
+                "{table} record {seq} re-encodes to other bytes"
+            );
+            let value: serde_json::Value = serde_json::from_slice(payload).unwrap();
+            commands.insert(value["command"]["command"].as_str().unwrap().to_owned());
+            if let journal::Command::WalletDebited {
+                outcome: journal::DebitOutcome::Refused { .. },
+                ..
+            } = &entry.command
+            {
+                commands.insert("a refused debit".to_owned());
+            }
+            if entry.shuffle_key.is_some() {
+                commands.insert("a shuffle key".to_owned());
+            }
+        }
+    }
+    // The fixtures hold each of these at least once.
+    for command in [
+        "open_shoe",
+        "burn",
+        "end_shoe",
+        "open_betting",
+        "close_betting",
+        "deal",
+        "deal_card",
+        "undo_last_card",
+        "confirm_result",
+        "void_round",
+        "place_bets",
+        "clear_bets",
+        "wallet_debited",
+        "wallet_acked",
+        "wallet_changed",
+        "a refused debit",
+        "a shuffle key",
+    ] {
+        assert!(commands.contains(command), "no golden record has {command}");
+    }
 }

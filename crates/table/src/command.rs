@@ -2,28 +2,25 @@
 //!
 //! The time is part of the command (`now_ms`, unix milliseconds read from the server clock
 //! by the actor), never read inside the table, so that replaying journaled commands
-//! rebuilds the same state. Commands are journaled as JSON.
+//! rebuilds the same state. The journal holds them in their stored form
+//! ([`banco_records::journal::Command`]), which they convert to and from.
 
 use banco_rules::shoe::ShoeConfig;
 use banco_rules::{BetKind, Card};
 use banco_wallet::WalletError;
-use serde::{Deserialize, Serialize};
 
 use crate::round_id::RoundId;
+
+mod journaled;
 
 pub use banco_records::round::CardSource;
 
 /// What the wallet did with every debit of one bet request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DebitOutcome {
     /// Every debit was taken; the player's available balance after them, and the account's
     /// version with it ([`banco_wallet::AccountView::version`]).
-    Taken {
-        balance: i64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        version: Option<u64>,
-    },
+    Taken { balance: i64, version: Option<u64> },
     /// Not every debit was taken (a refusal, or no answer in time): the request is refused
     /// and every one of its debits cancelled.
     Refused { error: WalletError },
@@ -31,7 +28,7 @@ pub enum DebitOutcome {
 
 /// The wallet's answer to the debits of one pending bet request, in a
 /// [`Command::WalletDebitedMany`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DebitAnswer {
     pub player: String,
     pub key: String,
@@ -39,21 +36,18 @@ pub struct DebitAnswer {
 }
 
 /// The wallet's acknowledgement of one owed movement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WalletAck {
     /// [`crate::wallet_book::Owed::number`].
     pub number: u64,
     /// The player's available balance after it, when the wallet said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balance: Option<i64>,
     /// The account's version with that balance, when the wallet numbers them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
 }
 
 /// One command to a table. See [`crate::Table::apply`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// A freshly shuffled shoe goes into play (the previous one must have ended).
     OpenShoe {
@@ -62,7 +56,6 @@ pub enum Command {
         now_ms: u64,
         /// Set by the actor of a table that shuffles itself: the commitment to the shoe's
         /// shuffle key (see [`crate::fairness`]); `None` from a croupier.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         commitment: Option<String>,
     },
     /// The burn: the first card is exposed and as many burned as it counts.
@@ -126,7 +119,6 @@ pub enum Command {
     /// that is the round open for bets ([`crate::Refusal::WrongRound`] otherwise).
     ClearBets {
         player: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         round_id: Option<RoundId>,
         key: String,
         now_ms: u64,
@@ -135,7 +127,6 @@ pub enum Command {
     /// `round_id`: only if that is the round open for bets).
     Rebet {
         player: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         round_id: Option<RoundId>,
         key: String,
         now_ms: u64,
@@ -168,7 +159,6 @@ pub enum Command {
         /// `deposit`, `withdrawal`, or what the other table did.
         reason: String,
         /// The account's version with `balance`, when the wallet numbers them.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         version: Option<u64>,
         now_ms: u64,
     },

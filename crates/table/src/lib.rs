@@ -22,9 +22,8 @@ pub mod wallet_book;
 
 pub use actor::{
     ActorConfig, ActorError, ActorTask, Applied, ArchiveSink, BooksReport, CardCheck, Clock,
-    Joined, JournalEntry, JournaledConfig, LocalRules, MemorySink, PlayerPosition, Published,
-    RefusalKind, RemoteRules, Rules, RulesError, SealedRound, SinkError, Snapshot, TableHandle,
-    spawn,
+    Joined, JournaledConfig, LocalRules, MemorySink, PlayerPosition, Published, RefusalKind,
+    RemoteRules, Rules, RulesError, SealedRound, SinkError, Snapshot, TableHandle, spawn,
 };
 pub use chat::ChatTextProblem;
 pub use command::{CardSource, Command, DebitAnswer, DebitOutcome, WalletAck};

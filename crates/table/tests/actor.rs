@@ -203,14 +203,7 @@ async fn a_refused_card_changes_nothing_and_is_not_journaled() {
 async fn validator_unreachable_refuses_the_card() {
     let dir = tempfile::tempdir().unwrap();
     let (table, task) = ready_to_deal(dir.path(), BadRules::Unreachable).await;
-    let before = table.snapshot().await.unwrap();
-    let err = table.submit(None, deal("2S")).await.unwrap_err();
-    assert!(
-        matches!(err, ActorError::ValidatorUnreachable(_)),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("validator unreachable"), "{err}");
-    assert_eq!(table.snapshot().await.unwrap(), before);
+    actor_support::refused_unreachable(&table, deal("2S")).await;
     task.shutdown().await;
 }
 
@@ -437,15 +430,8 @@ async fn ticks_close_betting_at_closes_at() {
 #[tokio::test]
 async fn commands_are_stamped_by_the_actor_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let (clock, control) = Clock::manual(42_000);
-    let (table, task) = banco_table::spawn(
-        config(dir.path(), Pacing::Live),
-        Arc::new(LocalRules),
-        Arc::new(MemorySink::new()),
-        clock,
-    )
-    .await
-    .unwrap();
+    let (table, task, control) =
+        actor_support::start_manual(config(dir.path(), Pacing::Live), 42_000, Arc::default()).await;
     ok(&table, open_shoe(8)).await;
     control.advance(1_000);
     let opened = ok(

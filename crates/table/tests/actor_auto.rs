@@ -8,11 +8,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use actor_support::{bet, config, fund, ok};
+use banco_records::journal::{self, Entry};
 use banco_rules::shoe::{BurnRule, Procedure, Shoe, ShoeConfig};
 use banco_rules::{BetKind, Card};
-use banco_table::actor::{ActorError, Clock, JournalEntry, ManualClock, TableHandle};
+use banco_table::actor::{ActorError, ManualClock, TableHandle};
 use banco_table::journal::Journal;
-use banco_table::{ActorTask, CardSource, Command, LocalRules, MemorySink, Pacing, Phase};
+use banco_table::{ActorTask, CardSource, Command, Pacing, Phase};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -53,16 +54,7 @@ async fn start_at(
     pacing: Pacing,
     now_ms: u64,
 ) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(now_ms);
-    let (handle, task) = banco_table::spawn(
-        config(dir, pacing),
-        Arc::new(LocalRules),
-        Arc::new(MemorySink::default()),
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    actor_support::start_manual(config(dir, pacing), now_ms, Arc::default()).await
 }
 
 /// Lets the actor notice the clock: it ticks and drives after each request, so the second
@@ -72,7 +64,7 @@ async fn poke(handle: &TableHandle) -> banco_table::TableSnapshot {
     handle.snapshot().await.unwrap().table
 }
 
-fn entries(journal: &Path) -> Vec<(u64, JournalEntry)> {
+fn entries(journal: &Path) -> Vec<(u64, Entry)> {
     let (_journal, records) = Journal::open(journal).unwrap();
     records
         .into_iter()
@@ -81,11 +73,11 @@ fn entries(journal: &Path) -> Vec<(u64, JournalEntry)> {
         .collect()
 }
 
-fn dealt(entries: &[(u64, JournalEntry)]) -> Vec<Card> {
+fn dealt(entries: &[(u64, Entry)]) -> Vec<Card> {
     entries
         .iter()
         .filter_map(|(_, e)| match e.command {
-            Command::DealCard {
+            journal::Command::DealCard {
                 card,
                 source: CardSource::Shuffler,
                 ..
@@ -153,14 +145,14 @@ async fn an_automated_table_plays_five_rounds_by_itself_from_the_seeded_order() 
     let order = seeded_order();
     let seeds: Vec<Option<u64>> = entries
         .iter()
-        .filter(|(_, e)| matches!(e.command, Command::OpenShoe { .. }))
+        .filter(|(_, e)| matches!(e.command, journal::Command::OpenShoe { .. }))
         .map(|(_, e)| e.shuffle_seed)
         .collect();
     assert_eq!(seeds, vec![Some(SEED)]);
     let burned: Vec<Card> = entries
         .iter()
         .filter_map(|(_, e)| match e.command {
-            Command::Burn { exposed, .. } => Some(exposed),
+            journal::Command::Burn { exposed, .. } => Some(exposed),
             _ => None,
         })
         .collect();
@@ -170,7 +162,7 @@ async fn an_automated_table_plays_five_rounds_by_itself_from_the_seeded_order() 
     assert_eq!(cards, after_burn(&order)[..cards.len()]);
     let confirms = entries
         .iter()
-        .filter(|(_, e)| matches!(&e.command, Command::ConfirmResult { by, .. } if by == "auto"))
+        .filter(|(_, e)| matches!(&e.command, journal::Command::ConfirmResult { by, .. } if by == "auto"))
         .count();
     assert_eq!(confirms, 5);
 }
@@ -196,7 +188,7 @@ async fn a_restart_after_two_cards_finishes_the_round_with_the_next_cards_of_the
     // Killed after the second card: the journal ends before the third.
     let third = full
         .iter()
-        .filter(|(_, e)| matches!(e.command, Command::DealCard { .. }))
+        .filter(|(_, e)| matches!(e.command, journal::Command::DealCard { .. }))
         .nth(2)
         .unwrap()
         .0;

@@ -9,22 +9,10 @@ mod actor_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use actor_support::{bet, config, fund, ok};
-use banco_rules::BetKind;
-use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
+use actor_support::{config, fund, open_small_shoe, play_out_first_shoe, play_solo_round};
 use banco_table::actor::{Clock, SealedRound, TableHandle};
 use banco_table::fairness::{self, RecordedRound, RecordedShoe, ShuffleKey, Unfair};
-use banco_table::{ActorTask, Command, LocalRules, MemorySink, Pacing};
-
-/// One deck with the cut card 20 from the end: a whole shoe is some eight rounds.
-fn small_shoe() -> ShoeConfig {
-    ShoeConfig {
-        decks: 1,
-        cut_card_from_end: 20,
-        burn: BurnRule::ExposeAndBurn,
-        procedure: Procedure::CutCard,
-    }
-}
+use banco_table::{ActorTask, LocalRules, MemorySink, Pacing};
 
 async fn start(dir: &Path, sink: &Arc<MemorySink>) -> (TableHandle, ActorTask) {
     banco_table::spawn(
@@ -35,38 +23,6 @@ async fn start(dir: &Path, sink: &Arc<MemorySink>) -> (TableHandle, ActorTask) {
     )
     .await
     .unwrap()
-}
-
-/// Opens the first shoe with no seed given: the actor draws and commits to a key.
-async fn open(handle: &TableHandle) {
-    ok(
-        handle,
-        Command::OpenShoe {
-            config: small_shoe(),
-            by: "operator".into(),
-            now_ms: 0,
-            commitment: None,
-        },
-    )
-    .await;
-}
-
-/// One single-player round: a bet, then the deal, which plays the hand at once.
-async fn play_round(handle: &TableHandle, n: usize) {
-    let round = handle.snapshot().await.unwrap().table.round_id.unwrap();
-    ok(
-        handle,
-        bet(&round, "solo", BetKind::Banker, 100, &format!("b{n}")),
-    )
-    .await;
-    ok(
-        handle,
-        Command::Deal {
-            player: "solo".into(),
-            now_ms: 0,
-        },
-    )
-    .await;
 }
 
 /// The sealed rounds of shoe `shoe`, in play order.
@@ -109,15 +65,10 @@ async fn a_whole_automated_shoe_is_committed_revealed_and_checks() {
     let sink = Arc::new(MemorySink::default());
     let (handle, task) = start(dir.path(), &sink).await;
     fund(&handle, "solo", 100_000).await;
-    open(&handle).await;
-    let mut n = 0;
-    while handle.snapshot().await.unwrap().table.shoe == Some(1) {
-        play_round(&handle, n).await;
-        n += 1;
-        assert!(n < 30, "a one-deck shoe lasts fewer than 30 rounds");
-    }
+    open_small_shoe(&handle).await;
+    let n = play_out_first_shoe(&handle, "b", || {}).await;
     // The next shoe, opened by the table itself, has its own commitment.
-    play_round(&handle, n).await;
+    play_solo_round(&handle, &format!("b{n}")).await;
     task.shutdown().await;
 
     let sealed = sink.received();
@@ -179,6 +130,6 @@ async fn a_whole_automated_shoe_is_committed_revealed_and_checks() {
     // Replayed from the journal, the table seals the same records (the watermark check
     // would refuse to start otherwise) and plays on.
     let (handle, task) = start(dir.path(), &sink).await;
-    play_round(&handle, n + 1).await;
+    play_solo_round(&handle, &format!("b{}", n + 1)).await;
     task.shutdown().await;
 }

@@ -309,8 +309,8 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
 /// in one `wallet_debited_many` record.
 #[tokio::test]
 async fn a_journal_of_one_answer_per_record_replays() {
+    use banco_records::journal::Entry;
     use banco_rules::BetKind;
-    use banco_table::actor::JournalEntry;
     use banco_table::{Command, DebitOutcome};
     let dir = tempfile::tempdir().unwrap();
     let configured = config(dir.path(), Pacing::Live);
@@ -357,9 +357,9 @@ async fn a_journal_of_one_answer_per_record_replays() {
     ];
     let (mut journal, _) = Journal::open(&configured.journal).unwrap();
     for command in records {
-        let entry = JournalEntry {
+        let entry = Entry {
             command_id: None,
-            command,
+            command: (&command).into(),
             shuffle_seed: None,
             shuffle_key: None,
         };

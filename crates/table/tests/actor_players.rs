@@ -15,23 +15,13 @@ use banco_rules::BetKind;
 use banco_table::actor::{ActorConfig, ActorError, Clock, ManualClock, TableHandle};
 use banco_table::journal::Journal;
 use banco_table::{
-    ActorTask, Command, Event, JournalEntry, JournaledConfig, LocalRules, MemorySink, Pacing,
-    Phase, Refusal, RoundId, TableConfig,
+    ActorTask, Command, Event, JournaledConfig, Pacing, Phase, Refusal, RoundId, TableConfig,
 };
 
 const START_MS: u64 = 1_800_000_000_000;
 
 async fn start(config: ActorConfig) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(START_MS);
-    let (handle, task) = banco_table::spawn(
-        config,
-        Arc::new(LocalRules),
-        Arc::new(MemorySink::default()),
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    actor_support::start_manual(config, START_MS, Arc::default()).await
 }
 
 fn seated(dir: &Path, seats: u8) -> ActorConfig {
@@ -224,9 +214,9 @@ async fn chat_is_published_masked_and_journaled_as_typed() {
     );
     task.shutdown().await;
     let (_, records) = Journal::open(&journal).unwrap();
-    let entry: JournalEntry = serde_json::from_slice(&records[1].payload).unwrap();
+    let entry: banco_records::journal::Entry = serde_json::from_slice(&records[1].payload).unwrap();
     assert_eq!(
-        entry.command,
+        Command::from(entry.command),
         Command::Chat {
             player: "alice".into(),
             text: "  Darn it  ".into(),
@@ -316,7 +306,10 @@ async fn a_journal_from_before_seats_and_chat_replays() {
         panic!("a journal from before the wallet started");
     };
     assert!(
-        why.contains("record 2 is a `deposit` of the table's own ledger"),
+        why.contains(
+            "record 2 is a `deposit` of the table's own ledger, from before the tables spent \
+             through a wallet"
+        ),
         "{why}"
     );
     let (_, records) = Journal::open(&config.journal).unwrap();

@@ -83,12 +83,6 @@ async fn remote_rules_round_misread_and_validator_down() {
     // The validator stops: cards are refused, never accepted unchecked.
     stop.send(()).unwrap();
     server.await.unwrap();
-    let err = table.submit(None, deal("2H")).await.unwrap_err();
-    assert!(
-        matches!(err, ActorError::ValidatorUnreachable(_)),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("validator unreachable"), "{err}");
-    assert_eq!(table.snapshot().await.unwrap(), before);
+    actor_support::refused_unreachable(&table, deal("2H")).await;
     task.shutdown().await;
 }

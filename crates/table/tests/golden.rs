@@ -21,15 +21,17 @@ mod actor_support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use actor_support::{CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok};
+use actor_support::{
+    CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok, shoe_config,
+};
+use banco_records::journal::Entry;
 use banco_rules::BetKind;
-use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
+use banco_rules::shoe::{BurnRule, ShoeConfig};
 use banco_table::actor::{
-    ActorConfig, Checkpoint, Clock, JournalEntry, ManualClock, SealedRound, TableHandle,
-    TableSigner,
+    ActorConfig, Checkpoint, ManualClock, SealedRound, TableHandle, TableSigner,
 };
 use banco_table::journal::Journal;
-use banco_table::{ActorTask, Command, LocalRules, MemorySink, Pacing};
+use banco_table::{ActorTask, Command, MemorySink, Pacing, RoundId};
 
 const START_MS: u64 = 1_800_000_000_000;
 
@@ -59,25 +61,12 @@ async fn start(
     pacing: Pacing,
     sink: &Arc<MemorySink>,
 ) -> (TableHandle, ActorTask, ManualClock) {
-    let (clock, time) = Clock::manual(START_MS);
-    let (handle, task) = banco_table::spawn(
-        actor_config(dir, table, pacing),
-        Arc::new(LocalRules),
-        Arc::clone(sink) as _,
-        clock,
-    )
-    .await
-    .unwrap();
-    (handle, task, time)
+    let config = actor_config(dir, table, pacing);
+    actor_support::start_manual(config, START_MS, Arc::clone(sink)).await
 }
 
 fn burning(decks: u8) -> ShoeConfig {
-    ShoeConfig {
-        decks,
-        cut_card_from_end: 16,
-        burn: BurnRule::ExposeAndBurn,
-        procedure: Procedure::CutCard,
-    }
+    shoe_config(decks, BurnRule::ExposeAndBurn)
 }
 
 fn open_shoe(config: ShoeConfig) -> Command {
@@ -99,6 +88,23 @@ async fn settled(handle: &TableHandle, players: &[&str]) {
     }
 }
 
+/// Opens betting on the next round: its id.
+async fn open_round(handle: &TableHandle) -> RoundId {
+    ok(handle, actor_support::open_betting())
+        .await
+        .snapshot
+        .round_id
+        .unwrap()
+}
+
+/// Deals `cards`, each a `step` after the one before.
+async fn deal_each(handle: &TableHandle, step: &impl Fn(), cards: &[&str]) {
+    for c in cards {
+        step();
+        ok(handle, deal(c)).await;
+    }
+}
+
 /// T01: the live table's script.
 async fn play_live(handle: &TableHandle, time: &ManualClock) {
     let step = || time.advance(1_000);
@@ -117,11 +123,7 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
 
     // Round 1: alice in two requests, bob's over his balance refused by the wallet, then
     // a bet he can pay; a Player natural.
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "alice", BetKind::Banker, 2_000, "a1")).await;
     step();
@@ -142,21 +144,14 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     ok(handle, bet(&round, "bob", BetKind::Player, 1_000, "b2")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["8H", "2C", "KD", "3S"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["8H", "2C", "KD", "3S"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice", "bob"]).await;
 
     // Round 2: alice clears and bets again; a card taken back and dealt again.
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(
         handle,
@@ -184,10 +179,7 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     ok(handle, bet(&round, "alice", BetKind::Banker, 1_500, "a5")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["2H", "5D", "4C"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["2H", "5D", "4C"]).await;
     step();
     ok(
         handle,
@@ -198,29 +190,19 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
         },
     )
     .await;
-    for c in ["4C", "9S", "6H"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["4C", "9S", "6H"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice"]).await;
 
     // Round 3: voided after two cards; the stakes refunded.
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "bob", BetKind::Banker, 700, "b3")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["7C", "7D"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["7C", "7D"]).await;
     step();
     ok(
         handle,
@@ -258,19 +240,12 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
     )
     .await;
     step();
-    let round = ok(handle, actor_support::open_betting())
-        .await
-        .snapshot
-        .round_id
-        .unwrap();
+    let round = open_round(handle).await;
     step();
     ok(handle, bet(&round, "alice", BetKind::Player, 1_000, "a6")).await;
     step();
     ok(handle, close_betting()).await;
-    for c in ["TS", "JH", "QD", "KC", "5S", "6C"] {
-        step();
-        ok(handle, deal(c)).await;
-    }
+    deal_each(handle, &step, &["TS", "JH", "QD", "KC", "5S", "6C"]).await;
     step();
     ok(handle, confirm(&round)).await;
     settled(handle, &["alice"]).await;
@@ -279,41 +254,8 @@ async fn play_live(handle: &TableHandle, time: &ManualClock) {
 /// T02: an automated single-player table deals a one-deck shoe to its end.
 async fn play_automated(handle: &TableHandle, time: &ManualClock) {
     fund(handle, "solo", 100_000).await;
-    ok(
-        handle,
-        Command::OpenShoe {
-            config: ShoeConfig {
-                decks: 1,
-                cut_card_from_end: 20,
-                burn: BurnRule::ExposeAndBurn,
-                procedure: Procedure::CutCard,
-            },
-            by: "operator".into(),
-            now_ms: 0,
-            commitment: None,
-        },
-    )
-    .await;
-    let mut n = 0;
-    while handle.snapshot().await.unwrap().table.shoe == Some(1) {
-        time.advance(1_000);
-        let round = handle.snapshot().await.unwrap().table.round_id.unwrap();
-        ok(
-            handle,
-            bet(&round, "solo", BetKind::Banker, 100, &format!("s{n}")),
-        )
-        .await;
-        ok(
-            handle,
-            Command::Deal {
-                player: "solo".into(),
-                now_ms: 0,
-            },
-        )
-        .await;
-        n += 1;
-        assert!(n < 30, "a one-deck shoe lasts fewer than 30 rounds");
-    }
+    actor_support::open_small_shoe(handle).await;
+    actor_support::play_out_first_shoe(handle, "s", || time.advance(1_000)).await;
     settled(handle, &["solo"]).await;
 }
 
@@ -370,7 +312,7 @@ fn journal_reencodes(journal: &Path) {
         serde_json::from_slice(&first.payload).unwrap();
     assert_eq!(serde_json::to_vec(&config).unwrap(), first.payload);
     for record in records {
-        let entry: JournalEntry = serde_json::from_slice(&record.payload)
+        let entry: Entry = serde_json::from_slice(&record.payload)
             .unwrap_or_else(|e| panic!("record {}: {e}", record.seq));
         assert_eq!(
             serde_json::to_vec(&entry).unwrap(),

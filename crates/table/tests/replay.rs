@@ -72,7 +72,7 @@ impl Session {
         self.apply_ns += start.elapsed().as_nanos();
         match &outcome {
             Ok(events) => {
-                self.journal.push(serde_json::to_string(cmd).unwrap());
+                self.journal.push(journaled(cmd));
                 self.events.push(events.clone());
             }
             Err(_) => {
@@ -331,7 +331,7 @@ fn a_journaled_session_replays_to_the_same_state() {
     let mut fresh = Table::new(table_config()).unwrap();
     let start = Instant::now();
     for (line, events) in s.journal.iter().zip(&s.events) {
-        let cmd: Command = serde_json::from_str(line).unwrap();
+        let cmd = from_journal(line);
         assert_eq!(&fresh.apply(&cmd).unwrap(), events, "replaying {line}");
     }
     let replay = start.elapsed();

@@ -291,25 +291,16 @@ fn undo_then_a_different_card() {
     for c in BANKER_NATURAL {
         ok(&mut t, deal(c, 3));
     }
+    let undo = || Command::UndoLastCard {
+        reason: "r".into(),
+        by: "x".into(),
+        now_ms: 4,
+    };
     for expected in [Phase::Dealing, Phase::Dealing, Phase::Dealing] {
-        ok(
-            &mut t,
-            Command::UndoLastCard {
-                reason: "r".into(),
-                by: "x".into(),
-                now_ms: 4,
-            },
-        );
+        ok(&mut t, undo());
         assert_eq!(t.phase(), expected);
     }
-    ok(
-        &mut t,
-        Command::UndoLastCard {
-            reason: "r".into(),
-            by: "x".into(),
-            now_ms: 4,
-        },
-    );
+    ok(&mut t, undo());
     assert_eq!(
         t.phase(),
         Phase::BettingClosed {
@@ -597,13 +588,12 @@ fn commands_and_events_round_trip_through_json() {
         "k1",
         9,
     );
-    let json = serde_json::to_string(&cmd).unwrap();
+    let json = journaled(&cmd);
     assert_eq!(
         json,
         r#"{"command":"place_bets","player":"alice","round_id":"T01-S0001-H001","bets":[["tie",500]],"key":"k1","now_ms":9}"#
     );
-    assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), cmd);
+    assert_eq!(from_journal(&json), cmd);
     let open = open_shoe(shoe_config(6, BurnRule::ExposeAndBurn), 1);
-    let back: Command = serde_json::from_str(&serde_json::to_string(&open).unwrap()).unwrap();
-    assert_eq!(back, open);
+    assert_eq!(from_journal(&journaled(&open)), open);
 }

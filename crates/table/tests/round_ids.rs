@@ -9,6 +9,14 @@ use banco_rules::{BetKind, Winner};
 use banco_table::{Command, Event, Phase, Refusal, RoundId};
 use support::*;
 
+/// `r` refuses `action` for naming a round other than the one under way.
+fn assert_wrong_round(r: &Refusal, action: &str) {
+    assert!(
+        matches!(r, Refusal::WrongRound { action: refused, .. } if *refused == action),
+        "{r}"
+    );
+}
+
 fn confirm_round(round: &RoundId, now_ms: u64) -> Command {
     Command::ConfirmResult {
         round_id: round.clone(),
@@ -58,16 +66,7 @@ fn confirm_and_void_name_the_round_in_play() {
          (that is T01-S0001-H001)"
     );
     let r = refused(&mut t, void_round(&stale, 6));
-    assert!(
-        matches!(
-            r,
-            Refusal::WrongRound {
-                action: "void the round",
-                ..
-            }
-        ),
-        "{r}"
-    );
+    assert_wrong_round(&r, "void the round");
     assert_eq!(t, before, "a refusal changes nothing");
     ok(&mut t, confirm_round(&round, 7));
     assert_eq!(t.phase(), Phase::Settled);
@@ -102,16 +101,7 @@ fn clear_and_rebet_may_name_the_round() {
         now_ms: 11,
     };
     let r = refused(&mut t, rebet(&first, "r1"));
-    assert!(
-        matches!(
-            r,
-            Refusal::WrongRound {
-                action: "place bets",
-                ..
-            }
-        ),
-        "{r}"
-    );
+    assert_wrong_round(&r, "place bets");
     ok(&mut t, rebet(&second, "r2"));
     assert_eq!(t.stakes_in_play("alice")[&BetKind::Player], 1_000);
     let clear = |round: &RoundId, key: &str| Command::ClearBets {
@@ -121,16 +111,7 @@ fn clear_and_rebet_may_name_the_round() {
         now_ms: 12,
     };
     let r = refused(&mut t, clear(&first, "c1"));
-    assert!(
-        matches!(
-            r,
-            Refusal::WrongRound {
-                action: "clear bets",
-                ..
-            }
-        ),
-        "{r}"
-    );
+    assert_wrong_round(&r, "clear bets");
     ok(&mut t, clear(&second, "c2"));
     assert!(t.stakes_in_play("alice").is_empty());
 }
@@ -159,12 +140,9 @@ fn end_shoe_needs_and_keeps_a_reason() {
         }]
     );
     // Journaled as JSON and read back with the reason.
-    let json = serde_json::to_string(&end("cards marked")).unwrap();
+    let json = journaled(&end("cards marked"));
     assert!(json.contains(r#""reason":"cards marked""#), "{json}");
-    assert_eq!(
-        serde_json::from_str::<Command>(&json).unwrap(),
-        end("cards marked")
-    );
+    assert_eq!(from_journal(&json), end("cards marked"));
 }
 
 #[test]

@@ -1,22 +1,29 @@
-//! The shuffler of automated and single-player tables: a shoe's order from a seed.
+//! The croupier of automated and single-player tables: a shoe's order from a seed, and
+//! the commands the actor plays by itself (burn, open betting, deal, confirm, a new shoe).
 //!
 //! The table itself stays free of randomness: the actor draws a seed from the OS when a
 //! shoe is opened on a table without a croupier, journals it with the `OpenShoe` record
-//! ([`super::JournalEntry::shuffle_seed`]), and rebuilds the very same order from it on a
-//! restart, so that an auditor can replay the shoe card by card. Every card still goes
-//! through the table as an ordinary `DealCard { source: Shuffler }`.
+//! ([`banco_records::journal::Entry::shuffle_seed`]), and rebuilds the very same order
+//! from it on a restart, so that an auditor can replay the shoe card by card. Every card
+//! still goes through the table as an ordinary `DealCard { source: Shuffler }`.
 //!
 //! Where the next card comes from needs no extra state: every card taken from the order
 //! is counted by the table's shoe (the exposed burn card, the ones burned face down, and
 //! the cards dealt), so the position in the order is `total - cards_left`.
 
 use banco_rules::Card;
-use banco_rules::shoe::{Shoe, ShoeConfig, ShoeConfigError};
+use banco_rules::shoe::{Shoe, ShoeConfig, ShoeConfigError, ShoeState};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+use super::ActorError;
+use super::task::Actor;
+use crate::command::{CardSource, Command};
 use crate::event::{Event, RevealedShuffle};
 use crate::fairness::ShuffleKey;
+use crate::phase::Phase;
+use crate::policy::Pacing;
+use crate::refusal::Refusal;
 
 /// Who the actor's own commands are by.
 pub(super) const AUTO: &str = "auto";
@@ -119,6 +126,143 @@ pub(super) fn reveal(
             .find(|e| matches!(e, Event::RoundFinished(round) if round.revealed.is_none()))
     {
         round.revealed = owed.take();
+    }
+}
+
+/// What the journal keeps of a shoe's shuffle: the chosen seed, or the drawn key in hex.
+pub(super) type Journaled = (Option<u64>, Option<String>);
+
+impl Actor {
+    /// The order of the shoe an `OpenShoe` opens, on a table the actor deals itself: from
+    /// `seed`, or a seed drawn from the OS. `None` for any other command or a live table;
+    /// a config the shoe refuses is left to the table's refusal.
+    /// A drawn key is committed to in the command itself, so the table records the
+    /// commitment with the shoe and a replay of the journal opens it the same way.
+    pub(super) fn shuffle_for(
+        &self,
+        command: &mut Command,
+        seed: Option<u64>,
+    ) -> Result<Option<ShuffledOrder>, ActorError> {
+        let Command::OpenShoe {
+            config, commitment, ..
+        } = command
+        else {
+            return Ok(None);
+        };
+        if self.table.config().pacing == Pacing::Live {
+            return Ok(None);
+        }
+        let seed = match seed {
+            Some(seed) => Seed::Chosen(seed),
+            None => {
+                let key = ShuffleKey::from_os().map_err(ActorError::Startup)?;
+                let shoe = self.table.next_shoe_number();
+                *commitment = Some(key.commitment(&self.table.config().table_id, shoe));
+                Seed::Committed(key)
+            }
+        };
+        Ok(ShuffledOrder::new(*config, seed).ok())
+    }
+
+    /// Puts an accepted `OpenShoe`'s order in play; its seed or key, for the journal.
+    pub(super) fn take_order(&mut self, order: Option<ShuffledOrder>) -> Journaled {
+        let Some(order) = order else {
+            return (None, None);
+        };
+        let journaled = order.journaled();
+        self.order = Some(order);
+        journaled
+    }
+
+    /// On a table without a croupier: plays the croupier's part as far as it is due now
+    /// (see the module docs). Stops at the first command that fails, marking the actor
+    /// stalled so that it tries again at its next wake-up.
+    pub(super) async fn drive(&mut self) {
+        if self.table.config().pacing == Pacing::Live {
+            return;
+        }
+        self.stalled = false;
+        while !self.failed.is_set() {
+            let Some(command) = self.next_auto_command() else {
+                return;
+            };
+            if let Err(error) = self.auto(command).await {
+                tracing::error!(%error, "the table cannot go on by itself; retrying");
+                self.stalled = true;
+                return;
+            }
+        }
+    }
+
+    /// The croupier's next step, if one is due now.
+    fn next_auto_command(&self) -> Option<Command> {
+        let order = self.order.as_ref()?;
+        let by = AUTO.to_owned();
+        let now_ms = self.clock.now_ms();
+        let phase = self.table.phase();
+        let Some(shoe) = self.table.shoe() else {
+            // The shoe ran out at the end of a round: a new one. (A croupier or operator who
+            // ended a shoe leaves the table without one until they open the next.)
+            return matches!(phase, Phase::Settled | Phase::Voided).then(|| Command::OpenShoe {
+                config: order.config,
+                by,
+                now_ms,
+                commitment: None,
+            });
+        };
+        match phase {
+            Phase::Idle | Phase::Settled | Phase::Voided => match shoe.state() {
+                ShoeState::AwaitingBurn => Some(Command::Burn {
+                    exposed: order.next_card(shoe)?,
+                    by,
+                    now_ms,
+                }),
+                ShoeState::Ended => None,
+                ShoeState::InPlay | ShoeState::CutCardOut | ShoeState::LastHand => {
+                    Some(Command::OpenBetting { by, now_ms })
+                }
+            },
+            Phase::BettingClosed { draw_at, .. } if draw_at.is_none_or(|at| now_ms >= at) => {
+                self.deal_next(order, shoe, now_ms)
+            }
+            Phase::Dealing => self.deal_next(order, shoe, now_ms),
+            Phase::Result => Some(Command::ConfirmResult {
+                round_id: self.table.round_id()?.clone(),
+                by,
+                now_ms,
+            }),
+            Phase::NoShoe | Phase::BettingOpen { .. } | Phase::BettingClosed { .. } => None,
+        }
+    }
+
+    fn deal_next(&self, order: &ShuffledOrder, shoe: &Shoe, now_ms: u64) -> Option<Command> {
+        self.table.due()?;
+        Some(Command::DealCard {
+            card: order.next_card(shoe)?,
+            source: CardSource::Shuffler,
+            now_ms,
+        })
+    }
+
+    /// Applies and journals one of the actor's own commands, checked like any other.
+    async fn auto(&mut self, mut command: Command) -> Result<(), ActorError> {
+        command.stamp(self.clock.now_ms());
+        self.ask_authority(&command).await?;
+        let order = self.shuffle_for(&mut command, None)?;
+        let events = self.table.apply(&command).map_err(ActorError::Refused);
+        self.metrics.command(events.is_ok());
+        let events = events?;
+        if events.is_empty() {
+            return Err(ActorError::Refused(Refusal::NotNow {
+                action: "go on by itself",
+                phase: self.table.phase(),
+            }));
+        }
+        self.idle_deadline = None;
+        let shuffle_seed = self.take_order(order);
+        self.journal(None, command, events, Vec::new(), shuffle_seed)
+            .await;
+        Ok(())
     }
 }
 

@@ -9,10 +9,11 @@
 //!    all, refuses the card) and about the settlement of a `ConfirmResult` (a different
 //!    settlement refuses the confirm with an alert);
 //! 4. applies it to the table: a refusal is answered at once and journals nothing;
-//! 5. queues the accepted command to the journal ([`JournalEntry`], JSON) and moves on to
-//!    the next request while the fsync runs; a separate release task answers the caller,
-//!    publishes the events ([`Published`]) and hands finished rounds to the outbox strictly
-//!    in journal order, each only once its record is durable (group commit).
+//! 5. queues the accepted command to the journal (its stored form, a
+//!    [`banco_records::journal::Entry`], as JSON) and moves on to the next request while
+//!    the fsync runs; a separate release task answers the caller, publishes the events
+//!    ([`Published`]) and hands finished rounds to the outbox strictly in journal order,
+//!    each only once its record is durable (group commit).
 //!
 //! If the journal fails (a full disk, say), the command is refused
 //! ([`ActorError::JournalFailed`], naming the cause) with every command queued behind it,
@@ -47,6 +48,7 @@
 //! running bet totals, the command-id memory is a hash map with a bounded queue. Only the
 //! settlement check at `ConfirmResult` walks the round's bets, once per round.
 
+mod authority;
 mod autopilot;
 mod clock;
 mod error;
@@ -54,23 +56,25 @@ mod failure;
 mod journaled_config;
 pub(crate) mod outbox;
 mod recent;
+mod recovery;
 mod release;
 mod remote;
 mod rules;
 mod task;
+mod waiting;
 mod wallet;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+pub use banco_records::journal::JOURNAL_FORMAT;
 pub use clock::{Clock, ManualClock};
 pub use error::ActorError;
-pub use journaled_config::{JOURNAL_FORMAT, JournaledConfig};
+pub use journaled_config::JournaledConfig;
 /// [`ActorConfig::checkpoint_every`] by default.
 pub const DEFAULT_CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -152,25 +156,6 @@ impl ActorConfig {
             wallet_options: WalletOptions::default(),
         }
     }
-}
-
-/// One journal record: an accepted command and the croupier's command id, if any.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JournalEntry {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_id: Option<String>,
-    pub command: Command,
-    /// On an `OpenShoe` of an automated or single-player table: the seed of the shoe's
-    /// order (`banco_rules::Shoe::shuffled` with `ChaCha20Rng::seed_from_u64(seed)`), so
-    /// that a restart deals the same cards and an auditor can replay the shoe.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shuffle_seed: Option<u64>,
-    /// Instead of `shuffle_seed`, for a shoe whose order the actor drew itself: the
-    /// 32-byte shuffle key in hex, committed to in the `OpenShoe` (see
-    /// [`crate::fairness`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shuffle_key: Option<String>,
 }
 
 /// The answer to an accepted command.
@@ -454,7 +439,7 @@ pub fn read_published(
     after: u64,
     through: u64,
 ) -> Result<Republished, ActorError> {
-    let kept = task::read_published(config, after, through)?;
+    let kept = recovery::read_published(config, after, through)?;
     let (before, scoreboard) = kept.before.ok_or_else(|| {
         ActorError::Startup(format!(
             "journal {}: no table to read records after {after} from",

@@ -250,27 +250,16 @@ fn run(
     metrics: Option<&JournalMetrics>,
 ) -> Journal {
     let max_records = config.max_batch_records.max(1);
+    let max_bytes = config.max_batch_bytes;
     let mut batch: Vec<Request> = Vec::with_capacity(max_records);
     let mut loaded = false;
     while let Some(first) = rx.blocking_recv() {
         let mut bytes = first.payload.len();
         batch.push(first);
-        drain(
-            &mut rx,
-            &mut batch,
-            &mut bytes,
-            max_records,
-            config.max_batch_bytes,
-        );
+        drain(&mut rx, &mut batch, &mut bytes, max_records, max_bytes);
         if loaded && !config.gather.is_zero() && batch.len() < max_records {
             std::thread::sleep(config.gather);
-            drain(
-                &mut rx,
-                &mut batch,
-                &mut bytes,
-                max_records,
-                config.max_batch_bytes,
-            );
+            drain(&mut rx, &mut batch, &mut bytes, max_records, max_bytes);
         }
         loaded = batch.len() > 1;
         let payloads: Vec<&[u8]> = batch.iter().map(|r| r.payload.as_slice()).collect();

@@ -8,17 +8,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use banco_rules::shoe::{BurnRule, Procedure, ShoeConfig};
-use banco_rules::{BetKind, Card};
-use banco_table::actor::{ActorConfig, ActorTask, ArchiveSink, Clock, Rules, TableHandle};
+use banco_rules::BetKind;
+use banco_rules::shoe::{BurnRule, ShoeConfig};
+use banco_table::actor::{
+    ActorConfig, ActorError, ActorTask, ArchiveSink, Clock, ManualClock, Rules, TableHandle,
+};
 use banco_table::{Applied, CardSource, Command, LocalRules, MemorySink, Pacing, TableConfig};
 use banco_wallet::{MemoryWallet, Wallet};
 
-pub const CROUPIER: &str = "croupier-1";
+/// The helpers of the table's own tests that an actor's tests use as they are.
+#[path = "../support/mod.rs"]
+mod table_support;
 
-pub fn card(text: &str) -> Card {
-    Card::parse(text).unwrap()
-}
+pub use table_support::{CROUPIER, banker_natural, card, shoe_config};
 
 /// An actor on `dir`, spending through the wallet of `dir` ([`wallet_of`]): restarted on
 /// the same dir, it finds the same wallet, as a restarted broadcaster finds its wallet.
@@ -86,17 +88,49 @@ pub async fn start_with(
         .unwrap()
 }
 
+/// An actor on `config` with the local rules and `sink`, whose clock stands at `now_ms`
+/// until the test moves it.
+pub async fn start_manual(
+    config: ActorConfig,
+    now_ms: u64,
+    sink: Arc<MemorySink>,
+) -> (TableHandle, ActorTask, ManualClock) {
+    let (clock, time) = Clock::manual(now_ms);
+    let (handle, task) = banco_table::spawn(config, Arc::new(LocalRules), sink, clock)
+        .await
+        .unwrap();
+    (handle, task, time)
+}
+
 pub async fn start(dir: &Path, sink: Arc<MemorySink>) -> (TableHandle, ActorTask) {
     start_with(config(dir, Pacing::Live), Arc::new(LocalRules), sink).await
 }
 
 pub fn shoe(decks: u8) -> ShoeConfig {
+    shoe_config(decks, BurnRule::None)
+}
+
+/// One deck with the cut card 20 from the end: a whole shoe is some eight rounds.
+pub fn small_shoe() -> ShoeConfig {
     ShoeConfig {
-        decks,
-        cut_card_from_end: 16,
-        burn: BurnRule::None,
-        procedure: Procedure::CutCard,
+        cut_card_from_end: 20,
+        ..shoe_config(1, BurnRule::ExposeAndBurn)
     }
+}
+
+/// Opens a [`small_shoe`] as the operator, with no seed: a table that deals itself draws
+/// the shoe's key and commits to it.
+pub async fn open_small_shoe(handle: &TableHandle) {
+    ok(
+        handle,
+        Command::OpenShoe {
+            config: small_shoe(),
+            by: "operator".into(),
+            now_ms: 0,
+            commitment: None,
+        },
+    )
+    .await;
 }
 
 pub fn open_shoe(decks: u8) -> Command {
@@ -161,16 +195,37 @@ pub async fn ok(handle: &TableHandle, command: Command) -> Applied {
         .unwrap_or_else(|e| panic!("{command:?} refused: {e}"))
 }
 
-/// A Banker natural (Player 2 3, Banker 4 5) in the `n`-th suit rotation.
-pub fn banker_natural(n: u64) -> Vec<String> {
-    let suits = ['S', 'H', 'D', 'C'];
-    let s = |k: u64| suits[((n + k) % 4) as usize];
-    vec![
-        format!("2{}", s(0)),
-        format!("4{}", s(1)),
-        format!("3{}", s(0)),
-        format!("5{}", s(1)),
-    ]
+/// One single-player round of `solo`: a bet of 100 on Banker (request `key`), then the
+/// deal, which plays the hand at once.
+pub async fn play_solo_round(handle: &TableHandle, key: &str) {
+    let round = handle.snapshot().await.unwrap().table.round_id.unwrap();
+    ok(handle, bet(&round, "solo", BetKind::Banker, 100, key)).await;
+    ok(
+        handle,
+        Command::Deal {
+            player: "solo".into(),
+            now_ms: 0,
+        },
+    )
+    .await;
+}
+
+/// Plays single-player rounds ([`play_solo_round`], keys `{prefix}0`, `{prefix}1`, ...)
+/// until the table's first shoe has ended, `before_each` called before each. Returns how
+/// many were played.
+pub async fn play_out_first_shoe(
+    handle: &TableHandle,
+    prefix: &str,
+    mut before_each: impl FnMut(),
+) -> usize {
+    let mut n = 0;
+    while handle.snapshot().await.unwrap().table.shoe == Some(1) {
+        before_each();
+        play_solo_round(handle, &format!("{prefix}{n}")).await;
+        n += 1;
+        assert!(n < 30, "a one-deck shoe lasts fewer than 30 rounds");
+    }
+    n
 }
 
 /// Plays round `n`: alice bets 1000 on Banker, the croupier deals a Banker natural and
@@ -188,6 +243,18 @@ pub async fn play_round(handle: &TableHandle, n: u64) -> Applied {
         ok(handle, deal(&c)).await;
     }
     ok(handle, confirm(&round)).await
+}
+
+/// `command` is refused because the validator cannot be reached, and changes nothing.
+pub async fn refused_unreachable(table: &TableHandle, command: Command) {
+    let before = table.snapshot().await.unwrap();
+    let err = table.submit(None, command).await.unwrap_err();
+    assert!(
+        matches!(err, ActorError::ValidatorUnreachable(_)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("validator unreachable"), "{err}");
+    assert_eq!(table.snapshot().await.unwrap(), before);
 }
 
 /// Waits (up to 20 s) until `done` holds.

@@ -238,3 +238,15 @@ pub fn finish_nth(t: &mut Table, now_ms: u64, n: u64) -> Vec<Event> {
     let cards: Vec<&str> = cards.iter().map(String::as_str).collect();
     finish(t, now_ms, &cards)
 }
+
+/// `command` as the journal stores it: the JSON of its stored form.
+pub fn journaled(command: &Command) -> String {
+    serde_json::to_string(&banco_records::journal::Command::from(command)).unwrap()
+}
+
+/// The command a journaled JSON holds.
+pub fn from_journal(json: &str) -> Command {
+    serde_json::from_str::<banco_records::journal::Command>(json)
+        .unwrap()
+        .into()
+}
