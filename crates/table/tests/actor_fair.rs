@@ -9,7 +9,9 @@ mod actor_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use actor_support::{config, fund, open_small_shoe, play_out_first_shoe, play_solo_round};
+use actor_support::{
+    config, eventually, fund, open_small_shoe, play_out_first_shoe, play_solo_round,
+};
 use banco_table::actor::{Clock, SealedRound, TableHandle};
 use banco_table::fairness::{self, RecordedRound, RecordedShoe, ShuffleKey, Unfair};
 use banco_table::{ActorTask, LocalRules, MemorySink, Pacing};
@@ -69,6 +71,11 @@ async fn a_whole_automated_shoe_is_committed_revealed_and_checks() {
     let n = play_out_first_shoe(&handle, "b", || {}).await;
     // The next shoe, opened by the table itself, has its own commitment.
     play_solo_round(&handle, &format!("b{n}")).await;
+    // Delivery runs behind the table, and a shutdown does not wait for it.
+    eventually("the second shoe's first round delivered", || {
+        !of_shoe(&sink.received(), 2).is_empty()
+    })
+    .await;
     task.shutdown().await;
 
     let sealed = sink.received();

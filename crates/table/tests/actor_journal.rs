@@ -9,7 +9,6 @@ mod actor_support;
 use std::collections::BTreeSet;
 use std::process::Command as Process;
 use std::sync::Arc;
-use std::time::Duration;
 
 use actor_support::*;
 use banco_rules::shoe::ShoeConfig;
@@ -181,9 +180,13 @@ async fn journal_failure_child() {
     let applied = ok(&table, told("bob", 7)).await;
     println!("ack-after {}", applied.seq);
     assert_eq!(table.balance("bob").await.unwrap(), Some(7));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    while let Ok(published) = feed.try_recv() {
+    // Everything published, through the record of the command just answered.
+    let last = applied.seq;
+    while let Ok(Ok(published)) = tokio::time::timeout(banco_testkit::PATIENCE, feed.recv()).await {
         println!("published {}", published.seq);
+        if published.seq >= last {
+            break;
+        }
     }
     task.shutdown().await;
     println!("child done");

@@ -10,6 +10,17 @@ use actor_support::*;
 use banco_table::actor::GENESIS_HASH;
 use banco_table::{MemorySink, SealedRound};
 
+/// The last round the archive confirmed, as the table's outbox watermark (`T01.outbox`)
+/// keeps it; 0 before the first.
+fn delivered_seq(dir: &std::path::Path) -> u64 {
+    let Ok(bytes) = std::fs::read(dir.join("T01.outbox")) else {
+        return 0;
+    };
+    // A watermark is replaced by a rename, so a read sees a whole one.
+    let watermark: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    watermark["delivered_seq"].as_u64().unwrap()
+}
+
 fn check_chain(rounds: &[SealedRound], first_seq: u64, mut prev: String) {
     for (i, sealed) in rounds.iter().enumerate() {
         assert_eq!(sealed.seq, first_seq + i as u64);
@@ -72,8 +83,10 @@ async fn restart_resends_exactly_the_unconfirmed_rounds() {
         play_round(&table, n).await;
     }
     eventually("3 rounds archived", || first.received().len() == 3).await;
-    // Let the watermark of the third round be written.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    eventually("the archive's confirmation of round 3 kept", || {
+        delivered_seq(dir.path()) == 3
+    })
+    .await;
     // The archive goes down; the table goes on.
     first.fail_next(usize::MAX);
     for n in 3..5 {
@@ -84,8 +97,12 @@ async fn restart_resends_exactly_the_unconfirmed_rounds() {
 
     let second = Arc::new(MemorySink::new());
     let (table, task) = start(dir.path(), Arc::clone(&second)).await;
-    eventually("2 rounds re-sent", || second.received().len() == 2).await;
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Once round 5 is confirmed the outbox has nothing left to send: what was sent by then
+    // is all a restart re-sends.
+    eventually("rounds 4 and 5 re-sent and confirmed", || {
+        delivered_seq(dir.path()) == 5
+    })
+    .await;
     let resent = second.received();
     assert_eq!(resent.len(), 2, "nothing already confirmed is sent again");
     check_chain(&resent, 4, first.received()[2].hash.clone());

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use banco_rules::BetKind;
 use banco_rules::shoe::{BurnRule, ShoeConfig};
@@ -257,22 +256,5 @@ pub async fn refused_unreachable(table: &TableHandle, command: Command) {
     assert_eq!(table.snapshot().await.unwrap(), before);
 }
 
-/// Waits (up to 20 s) until `done` holds.
-pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    eventually_async(what, || std::future::ready(done())).await;
-}
-
-/// Waits (up to 20 s) until the asynchronous `done` holds.
-pub async fn eventually_async<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..2_000 {
-        if done().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
+#[allow(unused_imports, reason = "each test binary uses some of the helpers")]
+pub use banco_testkit::{eventually, eventually_async};
