@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use banco_wallet::store::{Clock, ManualClock, StoreOptions};
-use banco_wallet::{Cancel, Credit, CreditKind, Debit, Store, TxId};
+use banco_wallet::{Cancel, Credit, CreditKind, Debit, Store};
 
 pub use banco_testdb::TestDb;
 
@@ -36,22 +36,9 @@ pub async fn open_with_clock(db: &TestDb, clock: Arc<ManualClock>) -> Store {
     .unwrap()
 }
 
-pub fn tx(id: &str) -> TxId {
-    TxId::new(id).unwrap()
-}
-
-pub fn debit(id: &str, player: &str, amount: i64) -> Debit {
-    Debit {
-        tx: tx(id),
-        player: player.to_owned(),
-        currency: "EUR".to_owned(),
-        amount,
-        table: "T01".to_owned(),
-        round: "T01-S0001-H001".to_owned(),
-        bet: "banker".to_owned(),
-        position_total: amount,
-    }
-}
+#[path = "../movements/mod.rs"]
+mod movements;
+pub use movements::{debit, tx};
 
 pub fn credit(id: &str, player: &str, amount: i64, debits: &[&str]) -> Credit {
     Credit {

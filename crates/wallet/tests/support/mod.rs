@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use banco_wallet::MemoryWallet;
 use banco_wallet::seamless::{Endpoint, SeamlessConfig, SeamlessSecret, SeamlessWallet};
-use banco_wallet::{Cancel, Credit, CreditKind, Debit, TxId, Wallet};
+use banco_wallet::{Cancel, Credit, CreditKind, Debit, Wallet};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -16,22 +16,9 @@ pub fn secret() -> SeamlessSecret {
     SeamlessSecret::new(SECRET).unwrap()
 }
 
-pub fn tx(id: &str) -> TxId {
-    TxId::new(id).unwrap()
-}
-
-pub fn debit(id: &str, player: &str, amount: i64) -> Debit {
-    Debit {
-        tx: tx(id),
-        player: player.to_owned(),
-        currency: "EUR".to_owned(),
-        amount,
-        table: "T01".to_owned(),
-        round: "T01-S0001-H001".to_owned(),
-        bet: "banker".to_owned(),
-        position_total: amount,
-    }
-}
+#[path = "../movements/mod.rs"]
+mod movements;
+pub use movements::{debit, tx};
 
 pub fn credit(id: &str, of: &Debit, amount: i64) -> Credit {
     Credit {
