@@ -10,7 +10,8 @@ use banco_auth::caller;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
 use banco_table::actor::{ActorError, PlayerPosition, Published};
-use banco_table::{Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
+use banco_table::convert;
+use banco_table::{Command, Event, Refusal, RoundId, TableSnapshot};
 use banco_wallet::{Cashier, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -292,27 +293,12 @@ impl PlayerServer {
             decks: u32::from(table.shoe_config().decks),
             seats: u32::from(policy.seats),
             seats_taken: u32::try_from(seats_taken).unwrap_or(u32::MAX),
-            pacing: pacing_to_pb(table.config().pacing).into(),
-            phase: wire::phase_to_pb(snapshot.phase).into(),
+            pacing: pb::Pacing::from(table.config().pacing).into(),
+            phase: pb::TablePhase::from(snapshot.phase).into(),
             players: state.players,
-            last_results: winners_to_pb(last_results),
+            last_results: convert::winners(last_results),
             croupier: state.croupier,
         }
-    }
-}
-
-pub(crate) fn winners_to_pb(results: &[Winner]) -> Vec<i32> {
-    results
-        .iter()
-        .map(|&w| pb::Winner::from(w).into())
-        .collect()
-}
-
-fn pacing_to_pb(pacing: Pacing) -> pb::Pacing {
-    match pacing {
-        Pacing::Live => pb::Pacing::Live,
-        Pacing::AutomatedMultiplayer => pb::Pacing::AutomatedMultiplayer,
-        Pacing::SinglePlayer => pb::Pacing::SinglePlayer,
     }
 }
 
@@ -364,7 +350,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         if r.round_id.is_empty() {
             return Err(bad(ConversionError::missing("round_id")));
         }
@@ -395,7 +381,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         told = Some(self.balance(shown, position.in_play(), position.pending));
                     }
                     // Its BetRefused events are the player's through the table's stream.
-                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    let refusal = convert::bet_refusal(why, &self.currency);
                     requested
                         .iter()
                         .map(|_| refused_bet(refusal.clone()))
@@ -448,10 +434,10 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::ClearBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         // The table refuses another round than the one open for bets (FAILED_PRECONDITION
         // here: the reply has no room for a refusal), deciding it as it applies the command.
-        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::ClearBets {
             player: player.clone(),
             round_id: Some(round_id),
@@ -504,9 +490,9 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         // The table refuses another round than the one open for bets (WRONG_ROUND).
-        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::Rebet {
             player: player.clone(),
             round_id: Some(round_id),
@@ -517,7 +503,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             Ok(applied) => {
                 let events = original(applied.events);
                 if let Some(why) = wallet_refused(&events) {
-                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    let refusal = convert::bet_refusal(why, &self.currency);
                     return Ok(Response::new(pb::PlaceBetsResponse {
                         round_id: r.round_id,
                         decisions: vec![refused_bet(refusal)],
@@ -553,13 +539,13 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         .iter()
                         .map(|reason| {
                             refused_bet(pb::Refusal {
-                                code: wire::position_code(reason).into(),
+                                code: pb::RefusalCode::from(reason).into(),
                                 message: reason.to_string(),
                                 field: String::new(),
                             })
                         })
                         .collect(),
-                    other => vec![refused_bet(wire::refusal_to_pb(other))],
+                    other => vec![refused_bet(pb::Refusal::from(other))],
                 }
             }
             Err(e) => return Err(table.actor_error(e).into()),
@@ -576,7 +562,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         request: Request<pb::PassHandRequest>,
     ) -> Result<Response<pb::PassHandResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
-        let round_id = wire::round_id("round_id", &request.get_ref().round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &request.get_ref().round_id).map_err(bad)?;
         let command = Command::PassHand {
             player,
             round_id,
@@ -739,7 +725,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             .await
             .map_err(|e| table.actor_error(e))?;
         Ok(Response::new(pb::LastResultsResponse {
-            last_results: winners_to_pb(board.last_results(LAST_RESULTS_SHOWN)),
+            last_results: convert::winners(board.last_results(LAST_RESULTS_SHOWN)),
             roads: Some(pb::Roads::from(&board)),
         }))
     }

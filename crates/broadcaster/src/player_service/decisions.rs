@@ -4,12 +4,12 @@
 use banco_rules::BetKind;
 use banco_table::actor::ActorError;
 use banco_table::book::{PositionRefusal, Raise, Stakes};
+use banco_table::convert;
 use banco_table::{BetRefusal, Event, Refusal};
 use banco_wire::pb;
 use tonic::Status;
 
 use crate::hosted::HostedTable;
-use crate::wire;
 
 /// The events of an answer; for a retried request, those of the original answer.
 pub(super) fn original(events: Vec<Event>) -> Vec<Event> {
@@ -84,7 +84,7 @@ pub(super) fn refused_decisions(
     requested: &[(BetKind, i64)],
     refusal: &Refusal,
 ) -> Vec<pb::BetDecision> {
-    let whole = wire::refusal_to_pb(refusal);
+    let whole = pb::Refusal::from(refusal);
     let reasons: &[PositionRefusal] = match refusal {
         Refusal::Bets { reasons, .. } => &reasons.0,
         _ => &[],
@@ -93,10 +93,10 @@ pub(super) fn refused_decisions(
         .iter()
         .enumerate()
         .map(|(i, &(kind, _))| {
-            let own = reasons.iter().find(|r| wire::position_kind(r) == kind);
+            let own = reasons.iter().find(|r| convert::position_kind(r) == kind);
             refused_bet(match (own, reasons.is_empty()) {
                 (Some(reason), _) => pb::Refusal {
-                    code: wire::position_code(reason).into(),
+                    code: pb::RefusalCode::from(reason).into(),
                     message: reason.to_string(),
                     field: format!("bets[{i}].stake_minor"),
                 },
@@ -121,7 +121,7 @@ pub(super) fn refusal_of(
 ) -> Result<Option<pb::Refusal>, Status> {
     match result {
         Ok(_) => Ok(None),
-        Err(ActorError::Refused(refusal)) => Ok(Some(wire::refusal_to_pb(&refusal))),
+        Err(ActorError::Refused(refusal)) => Ok(Some(pb::Refusal::from(&refusal))),
         Err(e) => Err(table.actor_error(e).into()),
     }
 }
