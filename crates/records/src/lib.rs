@@ -8,7 +8,7 @@
 //! - the **chain** ([`chain`]): a sealed round's place in its table's hash chain
 //!   ([`chain::SealedRound`], also the line format of a broadcaster's `outbox.jsonl`), the
 //!   seal of a round's clip, and checkpoints of the chain's head;
-//! - the **ids** ([`RoundId`], [`TxId`]).
+//! - the **ids** ([`ShoeId`], [`RoundId`], [`TxId`]).
 //!
 //! Every type here is a format: renaming, reordering or re-typing a field changes the
 //! bytes a signature was over. The golden files in `tests/golden/` were written by
@@ -20,7 +20,7 @@ pub mod hex;
 mod ids;
 pub mod round;
 
-pub use ids::{RoundId, TX_ID_MAX_LEN, TxId, TxIdError};
+pub use ids::{RoundId, ShoeId, ShoeIdError, TX_ID_MAX_LEN, TxId, TxIdError};
 
 /// The version of the round record format this crate writes (and the only one so far).
 pub const ROUND_RECORD_VERSION: u32 = 1;

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use banco_records::ShoeId;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{Coup, Scoreboard};
 use banco_table::convert;
@@ -42,11 +43,6 @@ impl Outgoing {
             event,
         }
     }
-}
-
-/// The shoe id players see: `T01-S0003`.
-fn shoe_id(table: &str, shoe: u32) -> String {
-    format!("{table}-S{shoe:04}")
 }
 
 /// The wire events of one journaled command.
@@ -372,7 +368,7 @@ fn shoe_event(
 ) -> Wire {
     let mut event = pb::ShoeEvent {
         kind: kind.into(),
-        shoe_id: shoe_id(table, shoe),
+        shoe_id: ShoeId::new(table, shoe).to_string(),
         cards_left: after.cards_left.map_or(0, u32::from),
         ..pb::ShoeEvent::default()
     };

@@ -1,5 +1,6 @@
 //! The table's snapshot as the wire's table state, and the shoe's last results.
 
+use banco_records::ShoeId;
 use banco_rules::{Coup, Winner};
 use banco_wire::convert::{card_to_pb, shoe_state_to_pb, timestamp_of_ms};
 use banco_wire::pb;
@@ -36,7 +37,7 @@ impl From<&TableSnapshot> for pb::TableState {
             shoe_state: shoe_state_to_pb(snapshot.shoe_state).into(),
             shoe_id: snapshot
                 .shoe
-                .map(|n| format!("{}-S{n:04}", snapshot.table))
+                .map(|n| ShoeId::new(&snapshot.table, n).to_string())
                 .unwrap_or_default(),
             betting_closes_at,
             server_time: None,
