@@ -132,6 +132,9 @@ struct Mute {
     reason: String,
 }
 
+/// What a handler gives [`Table::apply`]: the events of a change, or why nothing changed.
+type Handled = Result<Vec<Event>, Refusal>;
+
 /// The cards of a complete coup and every player's settlements of it.
 pub type PendingSettlement = (Vec<Card>, BTreeMap<String, Vec<Settlement>>);
 

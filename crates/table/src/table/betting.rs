@@ -16,7 +16,8 @@ use crate::refusal::Refusal;
 use crate::round_id::RoundId;
 use crate::wallet_book::{self, OwedOp, PendingRequest};
 
-use super::{Answered, Round, Table, required, round_entry};
+use super::settling::owe_all;
+use super::{Answered, Handled, Round, Table, required, round_entry};
 
 /// How many answered requests (PlaceBets, ClearBets, Rebet) are remembered per player for
 /// idempotency. A retry is recognised as long as the player has made fewer than this many
@@ -32,7 +33,7 @@ struct BetRequest<'a> {
 }
 
 impl Table {
-    pub(super) fn open_betting(&mut self, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn open_betting(&mut self, by: &str, now: u64) -> Handled {
         required("by", by)?;
         let action = "open betting";
         let run = self.shoe.as_mut().ok_or(Refusal::NoShoe { action })?;
@@ -123,11 +124,7 @@ impl Table {
     }
 
     /// The croupier closes betting before its time.
-    pub(super) fn croupier_close_betting(
-        &mut self,
-        by: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn croupier_close_betting(&mut self, by: &str, now: u64) -> Handled {
         required("by", by)?;
         match self.phase {
             Phase::BettingOpen { .. } => Ok(self.close_betting(now)),
@@ -145,7 +142,7 @@ impl Table {
         bets: &[(BetKind, i64)],
         key: &str,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         let fingerprint = format!("place {round_id} {bets:?}");
         let request = Ok(BetRequest {
             round: Some(round_id),
@@ -161,7 +158,7 @@ impl Table {
         round_id: Option<&RoundId>,
         key: &str,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         let request = self
             .players
             .get(player)
@@ -264,7 +261,7 @@ impl Table {
         fingerprint: String,
         now: u64,
         request: Result<BetRequest<'_>, Refusal>,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         required("player", player)?;
         required("key", key)?;
         if let Some(events) = self.answered(player, key, &fingerprint)? {
@@ -275,15 +272,7 @@ impl Table {
             round: asked_round,
             bets: request,
         } = request?;
-        if let Some(asked) = asked_round
-            && *asked != round.id
-        {
-            return Err(Refusal::WrongRound {
-                action: "place bets",
-                asked: asked.clone(),
-                current: Some(round.id.clone()),
-            });
-        }
+        check_asked_round("place bets", asked_round, &round.id)?;
         self.check_may_bet(player, round)?;
         if request.is_empty() {
             return Err(Refusal::NoBetsGiven);
@@ -351,7 +340,7 @@ impl Table {
         key: &str,
         outcome: &DebitOutcome,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         let Some(request) = self.wallet.pending(player, key).cloned() else {
             return Err(Refusal::NotPending {
                 player: player.to_owned(),
@@ -478,7 +467,7 @@ impl Table {
         asked: Option<&RoundId>,
         key: &str,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         required("player", player)?;
         required("key", key)?;
         let fingerprint = match asked {
@@ -489,15 +478,7 @@ impl Table {
             return Ok(events);
         }
         let round = self.open_round(now)?;
-        if let Some(asked) = asked
-            && *asked != round.id
-        {
-            return Err(Refusal::WrongRound {
-                action: "clear bets",
-                asked: asked.clone(),
-                current: Some(round.id.clone()),
-            });
-        }
+        check_asked_round("clear bets", asked, &round.id)?;
         let refunded = round
             .book
             .of(player)
@@ -525,7 +506,7 @@ impl Table {
         if let Some(state) = self.players.get_mut(player) {
             state.history.cleared(&round_id);
         }
-        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
+        let owed = owe_all(&mut self.wallet, credits);
         let mut pending = self.pending_events(&owed, BalanceReason::Clear);
         let mut events = vec![
             Event::BetsCleared {
@@ -540,5 +521,22 @@ impl Table {
         events.append(&mut pending);
         self.remember(player, key, fingerprint, &events);
         Ok(events)
+    }
+}
+
+/// Refuses a player's request naming another round than the open one (a request naming
+/// none is for the open round).
+fn check_asked_round(
+    action: &'static str,
+    asked: Option<&RoundId>,
+    open: &RoundId,
+) -> Result<(), Refusal> {
+    match asked {
+        Some(asked) if asked != open => Err(Refusal::WrongRound {
+            action,
+            asked: asked.clone(),
+            current: Some(open.clone()),
+        }),
+        _ => Ok(()),
     }
 }

@@ -9,10 +9,10 @@ use crate::phase::{Correction, DealtCard, Phase};
 use crate::policy::Pacing;
 use crate::refusal::Refusal;
 
-use super::{Table, required};
+use super::{Handled, Table, required};
 
 impl Table {
-    pub(super) fn player_deal(&mut self, player: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn player_deal(&mut self, player: &str, now: u64) -> Handled {
         let action = "deal";
         if self.config.pacing != Pacing::SinglePlayer {
             return Err(Refusal::WrongPacing {
@@ -34,12 +34,7 @@ impl Table {
         Ok(self.close_betting(now))
     }
 
-    pub(super) fn deal_card(
-        &mut self,
-        card: Card,
-        source: CardSource,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn deal_card(&mut self, card: Card, source: CardSource, now: u64) -> Handled {
         let phase = self.phase;
         match phase {
             Phase::BettingOpen { .. } => return Err(Refusal::BettingStillOpen { card }),
@@ -109,7 +104,7 @@ impl Table {
         Ok(events)
     }
 
-    pub(super) fn undo(&mut self, reason: &str, by: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn undo(&mut self, reason: &str, by: &str, now: u64) -> Handled {
         match self.phase {
             Phase::Dealing | Phase::Result => {}
             Phase::BettingClosed { .. } => return Err(Refusal::NothingToUndo),

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use banco_rules::shoe::Shoe;
 use banco_rules::{Bet, Settlement, settle};
 use banco_wallet::CreditKind;
 
@@ -13,9 +14,24 @@ use crate::ledger::{Account, Entry, EntryKind};
 use crate::phase::{Phase, VoidRecord};
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-use crate::wallet_book::{self, Owed, OwedOp, TxPurpose};
+use crate::wallet_book::{self, Owed, OwedOp, TxPurpose, WalletBook};
 
-use super::{PendingSettlement, Round, Streak, Table, required, round_entry};
+use super::{Handled, PendingSettlement, Round, Streak, Table, required, round_entry};
+
+/// How a round ends, settled or voided (see [`Table::close_round`]).
+pub(super) struct RoundEnd {
+    /// `Settled` or `RoundVoided`.
+    pub(super) told: Event,
+    /// What the wallet is to credit for the round.
+    pub(super) credits: Vec<OwedOp>,
+    /// The round's `RoundFinished`.
+    pub(super) finished: Event,
+    pub(super) totals: RoundTotals,
+    pub(super) phase: Phase,
+    pub(super) reason: BalanceReason,
+    /// The shoe after the round's hand, from [`Table::finished_hand`].
+    pub(super) shoe: Option<Shoe>,
+}
 
 impl Table {
     /// What the player has staked on the round under way.
@@ -27,12 +43,7 @@ impl Table {
             .map_or(0, |s| s.values().sum())
     }
 
-    pub(super) fn confirm(
-        &mut self,
-        asked: &RoundId,
-        by: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn confirm(&mut self, asked: &RoundId, by: &str, now: u64) -> Handled {
         required("by", by)?;
         let action = "confirm the result";
         self.check_round_in_play(action, asked)?;
@@ -71,32 +82,47 @@ impl Table {
                 }
             }
         }
-        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
-        let mut events = vec![
-            Event::Settled {
-                round_id: round.id.clone(),
-                players: settled.clone(),
-                house_net,
-                at: now,
-            },
-            Event::WalletOwed { owed: owed.clone() },
-        ];
+        let told = Event::Settled {
+            round_id: round.id.clone(),
+            players: settled.clone(),
+            house_net,
+            at: now,
+        };
         let totals = RoundTotals {
             staked: settled.values().flatten().map(|s| s.stake).sum(),
             returned: settled.values().flatten().map(|s| s.returned).sum(),
         };
-        events.push(self.finished(round, None, settled, Some(by), now));
-        if let Some(round) = self.round.as_mut() {
-            round.totals = Some(totals);
-        }
-        self.phase = Phase::Settled;
-        // Told once the round is settled, so that nothing reads as still in play.
-        events.extend(self.pending_events(&owed, BalanceReason::Settlement));
+        let finished = self.finished(round, None, settled, Some(by), now);
         if let Some(winner) = winner {
             self.scoreboard.push(winner);
         }
-        events.extend(self.finish_hand(shoe, now));
-        Ok(events)
+        let end = RoundEnd {
+            told,
+            credits,
+            finished,
+            totals,
+            phase: Phase::Settled,
+            reason: BalanceReason::Settlement,
+            shoe,
+        };
+        Ok(self.close_round(end, now))
+    }
+
+    /// Ends the round, settled or voided: owes the wallet its credits, keeps what it moved
+    /// and tells, in order, its outcome, what is owed, its record, the balances now pending
+    /// and the end of the shoe's hand.
+    pub(super) fn close_round(&mut self, end: RoundEnd, now: u64) -> Vec<Event> {
+        let owed = owe_all(&mut self.wallet, end.credits);
+        let owed_event = Event::WalletOwed { owed: owed.clone() };
+        let mut events = vec![end.told, owed_event, end.finished];
+        if let Some(round) = self.round.as_mut() {
+            round.totals = Some(end.totals);
+        }
+        self.phase = end.phase;
+        // Told once the round is over, so that nothing reads as still in play.
+        events.extend(self.pending_events(&owed, end.reason));
+        events.extend(self.finish_hand(end.shoe, now));
+        events
     }
 
     /// Every player's settlements of the round, as [`Command::ConfirmResult`] would pay
@@ -168,7 +194,7 @@ impl Table {
         balance: i64,
         delta: i64,
         version: Option<u64>,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         required("player", player)?;
         let before = self.wallet.balance(player);
         let shown = self.wallet.set_balance(player, balance, version);
@@ -351,4 +377,9 @@ fn settlement_entries(
         }
     }
     (entries, house_net)
+}
+
+/// Owes the wallet each of `ops` (the actor sends them), numbered.
+pub(super) fn owe_all(wallet: &mut WalletBook, ops: Vec<OwedOp>) -> Vec<Owed> {
+    ops.into_iter().map(|op| wallet.owe(op)).collect()
 }

@@ -7,7 +7,7 @@ use crate::event::{BurnRecord, Event, ShoeOpening};
 use crate::phase::Phase;
 use crate::refusal::Refusal;
 
-use super::{ShoeRun, Table, required};
+use super::{Handled, ShoeRun, Table, required};
 
 impl Table {
     pub(super) fn open_shoe(
@@ -16,7 +16,7 @@ impl Table {
         commitment: Option<String>,
         by: &str,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         required("by", by)?;
         if self.phase.round_in_progress() {
             return Err(Refusal::NotNow {
@@ -57,12 +57,7 @@ impl Table {
         }])
     }
 
-    pub(super) fn burn(
-        &mut self,
-        exposed: Card,
-        by: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn burn(&mut self, exposed: Card, by: &str, now: u64) -> Handled {
         required("by", by)?;
         let phase = self.phase;
         let run = self
@@ -90,12 +85,7 @@ impl Table {
         }])
     }
 
-    pub(super) fn end_shoe(
-        &mut self,
-        reason: &str,
-        by: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn end_shoe(&mut self, reason: &str, by: &str, now: u64) -> Handled {
         required("reason", reason)?;
         required("by", by)?;
         let action = "end the shoe";

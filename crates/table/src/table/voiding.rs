@@ -13,16 +13,11 @@ use crate::refusal::Refusal;
 use crate::round_id::RoundId;
 use crate::wallet_book::{self, OwedOp};
 
-use super::{Round, Table, required, round_entry};
+use super::settling::RoundEnd;
+use super::{Handled, Round, Table, required, round_entry};
 
 impl Table {
-    pub(super) fn void(
-        &mut self,
-        asked: &RoundId,
-        reason: &str,
-        by: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn void(&mut self, asked: &RoundId, reason: &str, by: &str, now: u64) -> Handled {
         let action = "void the round";
         self.check_round_in_play(action, asked)?;
         let phase = self.phase;
@@ -58,27 +53,26 @@ impl Table {
             by: by.to_owned(),
             at: now,
         };
-        let owed: Vec<_> = credits.into_iter().map(|c| self.wallet.owe(c)).collect();
-        let mut events = vec![
-            Event::RoundVoided {
-                round_id: round.id.clone(),
-                void: void.clone(),
-                refunds,
-            },
-            Event::WalletOwed { owed: owed.clone() },
-        ];
+        let told = Event::RoundVoided {
+            round_id: round.id.clone(),
+            void: void.clone(),
+            refunds,
+        };
         let staked = round.book.total();
-        events.push(self.finished(round, Some(void), BTreeMap::new(), None, now));
-        if let Some(round) = self.round.as_mut() {
-            round.totals = Some(RoundTotals {
+        let finished = self.finished(round, Some(void), BTreeMap::new(), None, now);
+        let end = RoundEnd {
+            told,
+            credits,
+            finished,
+            totals: RoundTotals {
                 staked,
                 returned: staked,
-            });
-        }
-        self.phase = Phase::Voided;
-        events.extend(self.pending_events(&owed, BalanceReason::VoidRefund));
-        events.extend(self.finish_hand(shoe, now));
-        Ok(events)
+            },
+            phase: Phase::Voided,
+            reason: BalanceReason::VoidRefund,
+            shoe,
+        };
+        Ok(self.close_round(end, now))
     }
 
     /// The ledger entries and the wallet credits that give `player` back their `stakes` of
