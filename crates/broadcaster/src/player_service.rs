@@ -3,6 +3,7 @@
 //! player fan-out and answer UNIMPLEMENTED until then.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use tonic::{Request, Response, Status};
 use crate::error::BroadcasterError;
 use crate::history;
 use crate::hosted::{HostedTable, Tables};
-use crate::subscribe::EventStream;
+use crate::subscribe::{EventStream, Subscription, VideoSource};
 use crate::video::VideoStream;
 use crate::wire;
 
@@ -302,6 +303,32 @@ impl PlayerServer {
     }
 }
 
+/// Subscribe for callers of a service object in the same process: the Subscribe route of
+/// [`crate::subscribe::PlayerRoutes`] sends the hub's bytes as they are, this decodes them.
+/// `open` opens the caller's subscription.
+pub(crate) async fn subscribe_decoded<F, Fut>(
+    request: Request<pb::SubscribeRequest>,
+    open: F,
+) -> Result<Response<EventStream>, Status>
+where
+    F: FnOnce(String, Request<pb::SubscribeRequest>) -> Fut,
+    Fut: Future<Output = Result<Subscription, Status>>,
+{
+    let player = caller(&request)?.sub.clone();
+    let subscription = open(player, request).await?;
+    Ok(Response::new(crate::subscribe::decoded(subscription)))
+}
+
+/// WatchVideo for callers of a service object in the same process, as
+/// [`subscribe_decoded`] is Subscribe: the table's video from `source`, decoded.
+pub(crate) fn watch_decoded(
+    source: &dyn VideoSource,
+    request: &Request<pb::WatchVideoRequest>,
+) -> Result<Response<VideoStream>, Status> {
+    let units = source.watch(&request.get_ref().table_id)?;
+    Ok(Response::new(crate::video::decoded(units)))
+}
+
 fn bad(error: ConversionError) -> Status {
     BroadcasterError::from(error).into()
 }
@@ -333,15 +360,14 @@ impl pb::player_service_server::PlayerService for PlayerServer {
 
     type SubscribeStream = EventStream;
 
-    /// Served by [`crate::subscribe::PlayerRoutes`], which sends the hub's bytes as they
-    /// are; this decoding form is for callers of the service object in the same process.
     async fn subscribe(
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let player = caller(&request)?.sub.clone();
-        let subscription = crate::subscribe::open(self, &player, request.into_inner()).await?;
-        Ok(Response::new(crate::subscribe::decoded(subscription)))
+        subscribe_decoded(request, |player, request| async move {
+            crate::subscribe::open(self, &player, request.into_inner()).await
+        })
+        .await
     }
 
     async fn place_bets(
@@ -753,7 +779,6 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         request: Request<pb::WatchVideoRequest>,
     ) -> Result<Response<VideoStream>, Status> {
         caller(&request)?;
-        let table = self.table(&request.get_ref().table_id)?;
-        Ok(Response::new(crate::video::decoded(table.video().watch())))
+        watch_decoded(self, &request)
     }
 }
