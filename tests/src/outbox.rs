@@ -93,11 +93,7 @@ pub fn link_hash(prev_hash: &str, round_json: &str) -> Result<String, String> {
     let mut digest = Sha256::new();
     digest.update(prev);
     digest.update(round_json.as_bytes());
-    Ok(digest
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(banco_records::hex::to_hex(&digest.finalize()))
 }
 
 /// The chain: seq 1, 2, 3, … without gaps; each prev_hash the previous hash (genesis

@@ -858,7 +858,7 @@ async fn bad_publishers_and_viewers_are_refused_with_their_reason() {
 fn sha256_hex(path: &Path) -> String {
     use sha2::{Digest as _, Sha256};
     let digest = Sha256::digest(std::fs::read(path).unwrap());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    banco_records::hex::to_hex(&digest)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 //! computed from the table's record, the only source of truth, so Verify can derive it
 //! again and compare.
 
+use banco_records::ShoeId;
 use banco_records::round::CardSource;
 use banco_records::round::FinishedRound;
 use banco_rules::{BetKind, CoupResult, Settlement, Winner};
@@ -17,11 +18,6 @@ pub fn parse_table_record(bytes: &[u8]) -> Result<FinishedRound, ArchiveError> {
         field: "record.table_record".to_owned(),
         why: format!("not a table's finished round: {e}"),
     })
-}
-
-/// `T01-S0003`: a shoe's id, as its rounds' ids begin.
-pub fn shoe_id(table: &str, shoe: u32) -> String {
-    format!("{table}-S{shoe:04}")
 }
 
 /// `banker`, `player` or `tie`: how a winner is stored and filtered on.
@@ -58,7 +54,7 @@ fn shoe_events(round: &FinishedRound) -> Vec<pb::ShoeEventRecord> {
             kind: pb::ShoeEventRecordKind::ShuffleCommitted.into(),
             at: Some(timestamp(opening.opened_at)),
             commitment: commitment.clone(),
-            shoe_id: shoe_id(&round.table, round.shoe),
+            shoe_id: ShoeId::new(&round.table, round.shoe).to_string(),
             ..Default::default()
         });
     }
@@ -87,7 +83,7 @@ fn shoe_events(round: &FinishedRound) -> Vec<pb::ShoeEventRecord> {
             kind: pb::ShoeEventRecordKind::ShuffleRevealed.into(),
             at: Some(timestamp(round.finished_at)),
             shuffle_key: revealed.key.clone(),
-            shoe_id: shoe_id(&round.table, revealed.shoe),
+            shoe_id: ShoeId::new(&round.table, revealed.shoe).to_string(),
             ..Default::default()
         });
     }
@@ -184,7 +180,7 @@ pub fn round_row(round: &FinishedRound) -> RoundRow {
     RoundRow {
         round_id: round.round_id.to_string(),
         table_id: round.table.clone(),
-        shoe_id: shoe_id(&round.table, round.shoe),
+        shoe_id: ShoeId::new(&round.table, round.shoe).to_string(),
         shoe: i64::from(round.shoe),
         hand: i64::from(round.hand),
         croupier: croupier(round),
@@ -370,7 +366,7 @@ pub fn round_record(
     pb::RoundRecord {
         round_id: round.round_id.to_string(),
         table_id: round.table.clone(),
-        shoe_id: shoe_id(&round.table, round.shoe),
+        shoe_id: ShoeId::new(&round.table, round.shoe).to_string(),
         croupier: croupier(round),
         betting_opened_at: Some(timestamp(round.betting_opened_at)),
         betting_closed_at: round.betting_closed_at.map(timestamp),

@@ -538,7 +538,7 @@ async fn verify_finds_an_edit_and_a_deletion(db: TestDb) {
     assert!(text.contains("scanner fault"));
     let forged =
         banco_archive::packed::pack(text.replace("scanner fault", "scanner fauLt").as_bytes());
-    let hex: String = forged.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = banco_records::hex::to_hex(&forged);
     let literal = if db.sqlite_path().is_some() {
         format!("X'{hex}'")
     } else {
@@ -852,7 +852,7 @@ async fn verify_finds_a_forged_export(db: TestDb) {
         text.replacen("\"stake_minor\":", "\"stake_minor\":1", 1)
             .as_bytes(),
     );
-    let hex: String = forged.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = banco_records::hex::to_hex(&forged);
     let literal = if db.sqlite_path().is_some() {
         format!("X'{hex}'")
     } else {

@@ -100,7 +100,9 @@ pub fn fresh_id() -> Result<String, getrandom::Error> {
     getrandom::fill(&mut b)?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    // banco-records, whose hex helper the others use, depends on this crate: 16 bytes are
+    // one u128, which formats as hex itself.
+    let hex = format!("{:032x}", u128::from_be_bytes(b));
     Ok(format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],

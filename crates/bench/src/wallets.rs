@@ -137,7 +137,7 @@ impl BenchWallet {
 fn write_secret(path: &Path) -> anyhow::Result<()> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot draw a secret: {e}"))?;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = banco_records::hex::to_hex(&bytes);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

@@ -43,7 +43,7 @@ pub(crate) fn parse_token(token: &str) -> Result<Cursors, ConversionError> {
         let cursor = match at {
             "-" => None,
             round => Some(
-                wire::round_id("page_token", round)
+                banco_table::convert::round_id("page_token", round)
                     .map_err(|_| invalid("not a token of a previous MyBets response"))?,
             ),
         };

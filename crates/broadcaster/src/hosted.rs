@@ -212,7 +212,11 @@ impl HostedTable {
     /// ([`HostedTable::decorate`]). Its seq is the one a subscriber's Snapshot at that record
     /// carries, so the croupier's seq and a player's resume point are one numbering.
     pub(crate) fn table_state(&self, snapshot: &TableSnapshot, journal: u64) -> pb::TableState {
-        let mut state = self.decorate(wire::round_state(snapshot, crate::hub::through(journal)));
+        let mut state = self.decorate(pb::TableState {
+            seq: crate::hub::through(journal),
+            server_time: Some(wire::now()),
+            ..pb::TableState::from(snapshot)
+        });
         state.roads = Some(self.roads(snapshot));
         state
     }

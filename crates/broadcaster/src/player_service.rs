@@ -3,6 +3,7 @@
 //! player fan-out and answer UNIMPLEMENTED until then.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use banco_auth::caller;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{BetKind, Winner};
 use banco_table::actor::{ActorError, PlayerPosition, Published};
-use banco_table::book::{PositionRefusal, Raise, Stakes};
-use banco_table::{BetRefusal, Command, Event, Pacing, Refusal, RoundId, TableSnapshot};
+use banco_table::convert;
+use banco_table::{Command, Event, Refusal, RoundId, TableSnapshot};
 use banco_wallet::{Cashier, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -20,9 +21,16 @@ use tonic::{Request, Response, Status};
 use crate::error::BroadcasterError;
 use crate::history;
 use crate::hosted::{HostedTable, Tables};
-use crate::subscribe::EventStream;
+use crate::subscribe::{EventStream, Subscription, VideoSource};
 use crate::video::VideoStream;
 use crate::wire;
+
+mod decisions;
+
+use decisions::{
+    Taken, accepted, accepted_bet, original, refusal_of, refused_bet, refused_decisions,
+    tell_refused, wallet_refused,
+};
 
 /// A deposit into the wallet for every player seen for the first time (demos and tests
 /// play without a cashier): at most once per player, ever, by its key `welcome:<player>`.
@@ -286,166 +294,39 @@ impl PlayerServer {
             decks: u32::from(table.shoe_config().decks),
             seats: u32::from(policy.seats),
             seats_taken: u32::try_from(seats_taken).unwrap_or(u32::MAX),
-            pacing: pacing_to_pb(table.config().pacing).into(),
-            phase: wire::phase_to_pb(snapshot.phase).into(),
+            pacing: pb::Pacing::from(table.config().pacing).into(),
+            phase: pb::TablePhase::from(snapshot.phase).into(),
             players: state.players,
-            last_results: winners_to_pb(last_results),
+            last_results: convert::winners(last_results),
             croupier: state.croupier,
         }
     }
 }
 
-pub(crate) fn winners_to_pb(results: &[Winner]) -> Vec<i32> {
-    results
-        .iter()
-        .map(|&w| pb::Winner::from(w).into())
-        .collect()
+/// Subscribe for callers of a service object in the same process: the Subscribe route of
+/// [`crate::subscribe::PlayerRoutes`] sends the hub's bytes as they are, this decodes them.
+/// `open` opens the caller's subscription.
+pub(crate) async fn subscribe_decoded<F, Fut>(
+    request: Request<pb::SubscribeRequest>,
+    open: F,
+) -> Result<Response<EventStream>, Status>
+where
+    F: FnOnce(String, Request<pb::SubscribeRequest>) -> Fut,
+    Fut: Future<Output = Result<Subscription, Status>>,
+{
+    let player = caller(&request)?.sub.clone();
+    let subscription = open(player, request).await?;
+    Ok(Response::new(crate::subscribe::decoded(subscription)))
 }
 
-fn pacing_to_pb(pacing: Pacing) -> pb::Pacing {
-    match pacing {
-        Pacing::Live => pb::Pacing::Live,
-        Pacing::AutomatedMultiplayer => pb::Pacing::AutomatedMultiplayer,
-        Pacing::SinglePlayer => pb::Pacing::SinglePlayer,
-    }
-}
-
-/// The events of an answer; for a retried request, those of the original answer.
-fn original(events: Vec<Event>) -> Vec<Event> {
-    events
-        .into_iter()
-        .flat_map(|e| match e {
-            Event::Replayed { original, .. } => original,
-            other => vec![other],
-        })
-        .collect()
-}
-
-/// What the table took of a bet request.
-struct Taken<'a> {
-    /// The amount added to each position, after raises.
-    added: &'a [(BetKind, i64)],
-    raised: &'a [Raise],
-    /// The player's stakes in the round after the request.
-    stakes: &'a Stakes,
-}
-
-/// The wallet's refusal of a bet request the table had taken to it.
-fn wallet_refused(events: &[Event]) -> Option<&BetRefusal> {
-    events.iter().find_map(|e| match e {
-        Event::BetsRefused { why, .. } => Some(why),
-        _ => None,
-    })
-}
-
-fn accepted(events: &[Event]) -> Option<Taken<'_>> {
-    events.iter().find_map(|e| match e {
-        Event::BetsAccepted {
-            bets,
-            raised,
-            stakes,
-            ..
-        } => Some(Taken {
-            added: bets,
-            raised,
-            stakes,
-        }),
-        _ => None,
-    })
-}
-
-fn accepted_bet(kind: BetKind, requested: i64, added: i64, stakes: &Stakes) -> pb::BetDecision {
-    pb::BetDecision {
-        decision: Some(pb::bet_decision::Decision::Accepted(pb::AcceptedBet {
-            kind: pb::BetKind::from(kind).into(),
-            requested_minor: requested,
-            accepted_minor: added,
-            position_total_minor: stakes.get(&kind).copied().unwrap_or(0),
-        })),
-    }
-}
-
-fn refused_bet(refusal: pb::Refusal) -> pb::BetDecision {
-    pb::BetDecision {
-        decision: Some(pb::bet_decision::Decision::Refusal(refusal)),
-    }
-}
-
-/// The decision on each requested bet of a refused request. The table takes a request
-/// all or nothing: a bet with its own reason gets it; the others say why they were not
-/// placed either.
-fn refused_decisions(requested: &[(BetKind, i64)], refusal: &Refusal) -> Vec<pb::BetDecision> {
-    let whole = wire::refusal_to_pb(refusal);
-    let reasons: &[PositionRefusal] = match refusal {
-        Refusal::Bets { reasons, .. } => &reasons.0,
-        _ => &[],
-    };
-    requested
-        .iter()
-        .enumerate()
-        .map(|(i, &(kind, _))| {
-            let own = reasons.iter().find(|r| wire::position_kind(r) == kind);
-            refused_bet(match (own, reasons.is_empty()) {
-                (Some(reason), _) => pb::Refusal {
-                    code: wire::position_code(reason).into(),
-                    message: reason.to_string(),
-                    field: format!("bets[{i}].stake_minor"),
-                },
-                (None, false) => pb::Refusal {
-                    code: pb::RefusalCode::NotAllowed.into(),
-                    message: format!(
-                        "{kind} not placed: a request is taken all or nothing, and {whole_message}",
-                        whole_message = whole.message
-                    ),
-                    field: format!("bets[{i}]"),
-                },
-                (None, true) => whole.clone(),
-            })
-        })
-        .collect()
-}
-
-/// The table's refusal of a command, as the reply carries it; other failures are errors.
-fn refusal_of(
-    table: &HostedTable,
-    result: Result<banco_table::Applied, ActorError>,
-) -> Result<Option<pb::Refusal>, Status> {
-    match result {
-        Ok(_) => Ok(None),
-        Err(ActorError::Refused(refusal)) => Ok(Some(wire::refusal_to_pb(&refusal))),
-        Err(e) => Err(table.actor_error(e).into()),
-    }
-}
-
-/// A refused bet request also reaches the player's event stream (BetRefused), one event
-/// per requested bet, so that every screen of the player shows it.
-fn tell_refused(
-    table: &HostedTable,
-    player: &str,
-    round_id: &str,
-    key: &str,
-    requested: &[(BetKind, i64)],
-    decisions: &[pb::BetDecision],
-) {
-    let Ok(hub) = table.hub() else {
-        return;
-    };
-    for (&(kind, stake), decision) in requested.iter().zip(decisions) {
-        if let Some(pb::bet_decision::Decision::Refusal(refusal)) = &decision.decision {
-            hub.tell(
-                player,
-                round_id,
-                pb::table_event::Event::BetRefused(pb::BetRefused {
-                    idempotency_key: key.to_owned(),
-                    bet: Some(pb::Bet {
-                        kind: pb::BetKind::from(kind).into(),
-                        stake_minor: stake,
-                    }),
-                    refusal: Some(refusal.clone()),
-                }),
-            );
-        }
-    }
+/// WatchVideo for callers of a service object in the same process, as
+/// [`subscribe_decoded`] is Subscribe: the table's video from `source`, decoded.
+pub(crate) fn watch_decoded(
+    source: &dyn VideoSource,
+    request: &Request<pb::WatchVideoRequest>,
+) -> Result<Response<VideoStream>, Status> {
+    let units = source.watch(&request.get_ref().table_id)?;
+    Ok(Response::new(crate::video::decoded(units)))
 }
 
 fn bad(error: ConversionError) -> Status {
@@ -479,15 +360,14 @@ impl pb::player_service_server::PlayerService for PlayerServer {
 
     type SubscribeStream = EventStream;
 
-    /// Served by [`crate::subscribe::PlayerRoutes`], which sends the hub's bytes as they
-    /// are; this decoding form is for callers of the service object in the same process.
     async fn subscribe(
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let player = caller(&request)?.sub.clone();
-        let subscription = crate::subscribe::open(self, &player, request.into_inner()).await?;
-        Ok(Response::new(crate::subscribe::decoded(subscription)))
+        subscribe_decoded(request, |player, request| async move {
+            crate::subscribe::open(self, &player, request.into_inner()).await
+        })
+        .await
     }
 
     async fn place_bets(
@@ -496,7 +376,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         if r.round_id.is_empty() {
             return Err(bad(ConversionError::missing("round_id")));
         }
@@ -527,7 +407,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         told = Some(self.balance(shown, position.in_play(), position.pending));
                     }
                     // Its BetRefused events are the player's through the table's stream.
-                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    let refusal = convert::bet_refusal(why, &self.currency);
                     requested
                         .iter()
                         .map(|_| refused_bet(refusal.clone()))
@@ -580,10 +460,10 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::ClearBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         // The table refuses another round than the one open for bets (FAILED_PRECONDITION
         // here: the reply has no room for a refusal), deciding it as it applies the command.
-        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::ClearBets {
             player: player.clone(),
             round_id: Some(round_id),
@@ -636,9 +516,9 @@ impl pb::player_service_server::PlayerService for PlayerServer {
     ) -> Result<Response<pb::PlaceBetsResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
         let r = request.into_inner();
-        let key = wire::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
+        let key = convert::key("idempotency_key", &r.idempotency_key).map_err(bad)?;
         // The table refuses another round than the one open for bets (WRONG_ROUND).
-        let round_id = wire::round_id("round_id", &r.round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &r.round_id).map_err(bad)?;
         let command = Command::Rebet {
             player: player.clone(),
             round_id: Some(round_id),
@@ -649,7 +529,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             Ok(applied) => {
                 let events = original(applied.events);
                 if let Some(why) = wallet_refused(&events) {
-                    let refusal = wire::bet_refusal_to_pb(why, &self.currency);
+                    let refusal = convert::bet_refusal(why, &self.currency);
                     return Ok(Response::new(pb::PlaceBetsResponse {
                         round_id: r.round_id,
                         decisions: vec![refused_bet(refusal)],
@@ -685,13 +565,13 @@ impl pb::player_service_server::PlayerService for PlayerServer {
                         .iter()
                         .map(|reason| {
                             refused_bet(pb::Refusal {
-                                code: wire::position_code(reason).into(),
+                                code: pb::RefusalCode::from(reason).into(),
                                 message: reason.to_string(),
                                 field: String::new(),
                             })
                         })
                         .collect(),
-                    other => vec![refused_bet(wire::refusal_to_pb(other))],
+                    other => vec![refused_bet(pb::Refusal::from(other))],
                 }
             }
             Err(e) => return Err(table.actor_error(e).into()),
@@ -708,7 +588,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         request: Request<pb::PassHandRequest>,
     ) -> Result<Response<pb::PassHandResponse>, Status> {
         let (player, table) = self.begin(&request, &request.get_ref().table_id)?;
-        let round_id = wire::round_id("round_id", &request.get_ref().round_id).map_err(bad)?;
+        let round_id = convert::round_id("round_id", &request.get_ref().round_id).map_err(bad)?;
         let command = Command::PassHand {
             player,
             round_id,
@@ -871,7 +751,7 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             .await
             .map_err(|e| table.actor_error(e))?;
         Ok(Response::new(pb::LastResultsResponse {
-            last_results: winners_to_pb(board.last_results(LAST_RESULTS_SHOWN)),
+            last_results: convert::winners(board.last_results(LAST_RESULTS_SHOWN)),
             roads: Some(pb::Roads::from(&board)),
         }))
     }
@@ -899,7 +779,6 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         request: Request<pb::WatchVideoRequest>,
     ) -> Result<Response<VideoStream>, Status> {
         caller(&request)?;
-        let table = self.table(&request.get_ref().table_id)?;
-        Ok(Response::new(crate::video::decoded(table.video().watch())))
+        watch_decoded(self, &request)
     }
 }

@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use banco_auth::caller;
-use banco_table::Command;
 use banco_table::actor::{ActorError, Published};
+use banco_table::{Command, convert};
 use banco_wire::{ConversionError, pb};
 use futures::Stream;
 use tokio::sync::broadcast;
@@ -15,7 +15,6 @@ use tonic::{Request, Response, Status};
 
 use crate::error::BroadcasterError;
 use crate::hosted::{HostedTable, Tables};
-use crate::wire;
 
 /// The TableService implementation over the hosted tables.
 #[derive(Clone, Debug)]
@@ -37,7 +36,7 @@ impl TableServer {
     ) -> Result<(String, &Arc<HostedTable>, String), Status> {
         let croupier = caller(request)?.sub.clone();
         let table = self.tables.get(table_id)?;
-        let command_id = wire::key("command_id", command_id).map_err(BroadcasterError::from)?;
+        let command_id = convert::key("command_id", command_id).map_err(BroadcasterError::from)?;
         table.note_croupier(&croupier);
         Ok((croupier, table, command_id))
     }
@@ -64,7 +63,7 @@ impl TableServer {
                 }))
             }
             Err(ActorError::Refused(refusal)) => {
-                Self::refused(table, wire::refusal_to_pb(&refusal)).await
+                Self::refused(table, pb::Refusal::from(&refusal)).await
             }
             Err(error) => Err(table.actor_error(error).into()),
         }
@@ -118,7 +117,8 @@ impl pb::table_service_server::TableService for TableServer {
             &request.get_ref().table_id,
             &request.get_ref().command_id,
         )?;
-        let command = wire::open_shoe(request.get_ref(), table.shoe_config(), &by).map_err(bad)?;
+        let command = Command::try_from((request.get_ref(), table.shoe_config(), by.as_str()))
+            .map_err(bad)?;
         Self::submit(table, id, Built::Command(command)).await
     }
 
@@ -128,7 +128,7 @@ impl pb::table_service_server::TableService for TableServer {
     ) -> Result<Response<pb::CommandReply>, Status> {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
-        let command = wire::burn(r, &by).map_err(bad)?;
+        let command = Command::try_from((r, by.as_str())).map_err(bad)?;
         Self::submit(table, id, Built::Command(command)).await
     }
 
@@ -181,7 +181,7 @@ impl pb::table_service_server::TableService for TableServer {
     ) -> Result<Response<pb::CommandReply>, Status> {
         let r = request.get_ref();
         let (_, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
-        let command = wire::deal_card(r).map_err(bad)?;
+        let command = Command::try_from(r).map_err(bad)?;
         Self::submit(table, id, Built::Command(command)).await
     }
 
@@ -191,7 +191,7 @@ impl pb::table_service_server::TableService for TableServer {
     ) -> Result<Response<pb::CommandReply>, Status> {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
-        let command = wire::undo(r, &by).map_err(bad)?;
+        let command = Command::try_from((r, by.as_str())).map_err(bad)?;
         // The safety check: the card named must be the last one dealt.
         let mut built = Built::Command(command);
         if !r.card.is_empty() {
@@ -224,7 +224,7 @@ impl pb::table_service_server::TableService for TableServer {
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
         // The table refuses any other round than the one in play (WRONG_ROUND), deciding it
         // as it applies the command, so the round cannot change in between.
-        let command = wire::confirm(r, &by).map_err(bad)?;
+        let command = Command::try_from((r, by.as_str())).map_err(bad)?;
         Self::submit(table, id, Built::Command(command)).await
     }
 
@@ -235,7 +235,7 @@ impl pb::table_service_server::TableService for TableServer {
         let r = request.get_ref();
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
         // As for ConfirmResult, the table checks the round.
-        let command = wire::void(r, &by).map_err(bad)?;
+        let command = Command::try_from((r, by.as_str())).map_err(bad)?;
         Self::submit(table, id, Built::Command(command)).await
     }
 
@@ -247,7 +247,7 @@ impl pb::table_service_server::TableService for TableServer {
         let (by, table, id) = self.begin(&request, &r.table_id, &r.command_id)?;
         // A shoe that runs out ends by itself, so a croupier ends one early: the contract
         // requires a reason then. The table journals it and puts it in its ShoeEnded event.
-        let reason = wire::reason("reason", &r.reason).map_err(bad)?;
+        let reason = convert::reason("reason", &r.reason).map_err(bad)?;
         tracing::info!(table = table.id(), croupier = %by, %reason, "croupier ends the shoe");
         let command = Command::EndShoe {
             reason,
@@ -271,7 +271,7 @@ impl pb::table_service_server::TableService for TableServer {
         let reason = if r.minutes == 0 {
             r.reason.trim().to_owned()
         } else {
-            wire::reason("reason", &r.reason).map_err(bad)?
+            convert::reason("reason", &r.reason).map_err(bad)?
         };
         tracing::info!(table = table.id(), croupier = %by, player = %r.player_id, minutes = r.minutes, "croupier mutes a player");
         let command = Command::MutePlayer {

@@ -10,7 +10,7 @@
 //!   seal of a round's clip, and checkpoints of the chain's head;
 //! - the **journal** ([`journal`], format [`journal::JOURNAL_FORMAT`]): each record of a
 //!   table's journal, the commands a restart replays;
-//! - the **ids** ([`RoundId`], [`TxId`]).
+//! - the **ids** ([`ShoeId`], [`RoundId`], [`TxId`]).
 //!
 //! Every type here is a format: renaming, reordering or re-typing a field changes the
 //! bytes a signature was over, or that a restart must replay. The golden files in
@@ -24,7 +24,7 @@ mod ids;
 pub mod journal;
 pub mod round;
 
-pub use ids::{RoundId, TX_ID_MAX_LEN, TxId, TxIdError};
+pub use ids::{RoundId, ShoeId, ShoeIdError, TX_ID_MAX_LEN, TxId, TxIdError};
 
 /// The version of the round record format this crate writes (and the only one so far).
 pub const ROUND_RECORD_VERSION: u32 = 1;

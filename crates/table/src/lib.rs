@@ -4,6 +4,7 @@ pub mod actor;
 pub mod book;
 pub mod chat;
 pub mod command;
+pub mod convert;
 pub mod currency;
 pub mod event;
 pub mod fairness;

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use banco_records::hex::to_hex;
 use banco_rules::BetKind;
 use banco_wallet::{Cancel, Credit, CreditKind, Debit, TxId};
 use serde::{Deserialize, Serialize};
@@ -264,7 +265,7 @@ fn tx_id(what: &str, round: &RoundId, player: &str, n: Option<u32>, kind: BetKin
 /// `<what>:<first 32 hex digits of the id's SHA-256>`.
 fn hashed(what: &str, id: &str) -> TxId {
     let digest = Sha256::digest(id.as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let hex = to_hex(&digest[..16]);
     // `what` is one of this module's words, the rest hex digits: always an id.
     TxId::new(format!("{what}:{hex}")).unwrap_or_else(|e| unreachable!("{e}"))
 }

@@ -525,7 +525,7 @@ mod tests {
         RoundRow {
             round_id: String::new(),
             table_id: table.to_owned(),
-            shoe_id: format!("{table}-S0001"),
+            shoe_id: banco_records::ShoeId::new(table, 1).to_string(),
             shoe: 1,
             hand: 1,
             croupier: String::new(),

@@ -221,7 +221,7 @@ pub fn clip_sealed(mut record: pb::RoundRecord, sealed: &SealedRound) -> pb::Rou
     let sha256: String = record
         .clip
         .as_ref()
-        .map(|c| c.sha256.iter().map(|b| format!("{b:02x}")).collect())
+        .map(|c| banco_records::hex::to_hex(&c.sha256))
         .unwrap_or_default();
     let reason = record.clip_missing.as_ref().map(|m| {
         m.reason()

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use banco_auth::{AuthInterceptor, ClientTls, Role, ServerTls, Verifier};
-use banco_serving::{ServeError, add_health_and_reflection, listening_address};
+use banco_serving::{ServeError, listening_address};
 use banco_wire::pb;
 use banco_wire::pb::player_service_server::PlayerServiceServer;
 use futures::future::BoxFuture;
@@ -45,15 +45,13 @@ use tokio::sync::{Mutex, mpsc};
 use tonic::Status;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::server::NamedService as _;
-use tonic::service::Routes;
 
 use crate::events::{self, tail};
 use crate::hub::{FanoutLimits, From, Hub, StreamHub};
 use crate::limits::{PlayerGuard, RequestLimits};
 use crate::metrics::EdgeMetricFamilies;
-use crate::subscribe::{
-    Fresh, PlayerRoutes, SubscribeRoute, Subscription, Subscriptions, VideoSource, open_on,
-};
+use crate::serve::{PlayerGuards, player_routes};
+use crate::subscribe::{Fresh, Subscription, Subscriptions, VideoSource, open_on};
 
 use directory::Directory;
 pub(crate) use error::EdgeError;
@@ -318,24 +316,19 @@ pub async fn serve_edge(
     let limits = options.limits;
     let players = AuthInterceptor::new(Arc::clone(&options.verifier), &[Role::Player]);
     let guard = PlayerGuard::new(players, &limits);
-    let subscribe = SubscribeRoute::new(
-        Arc::clone(&edge) as Arc<dyn Subscriptions>,
-        guard.clone(),
-        &limits,
-    );
-    let mut routes = Routes::builder();
-    add_health_and_reflection(
-        &mut routes,
+    let (subscribe, routes) = player_routes(
         &[PlayerServiceServer::<player::EdgePlayer>::NAME],
+        Arc::new(player::EdgePlayer::new(Arc::clone(&edge))),
+        Arc::clone(&edge) as Arc<dyn Subscriptions>,
+        Arc::clone(&edge) as Arc<dyn VideoSource>,
+        PlayerGuards {
+            subscribe: guard.clone(),
+            calls: guard.clone().keeping_token(),
+            video: guard,
+        },
+        &limits,
     )
     .await?;
-    routes.add_service(PlayerRoutes::new(
-        Arc::new(player::EdgePlayer::new(Arc::clone(&edge))),
-        Arc::clone(&edge) as Arc<dyn VideoSource>,
-        guard.clone().keeping_token(),
-        guard,
-        &limits,
-    ));
     tracing::info!(%addr, tls = options.tls.is_some(), nats = %options.events, "edge serving PlayerService from the tables' streams");
     let closing = Arc::clone(&edge);
     let shutdown = async move {

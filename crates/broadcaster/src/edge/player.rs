@@ -15,6 +15,7 @@ use tonic::{Request, Response, Status};
 use super::upstream::as_caller;
 use super::{Edge, EdgeError};
 use crate::limits::CallerToken;
+use crate::player_service::{subscribe_decoded, watch_decoded};
 use crate::subscribe::EventStream;
 use crate::video::VideoStream;
 
@@ -114,19 +115,17 @@ impl pb::player_service_server::PlayerService for EdgePlayer {
 
     type SubscribeStream = EventStream;
 
-    /// Served by the Subscribe route, which sends the hub's bytes as they are; this
-    /// decoding form is for callers of the service object in the same process.
     async fn subscribe(
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let player = banco_auth::caller(&request)?.sub.clone();
-        let token = caller_token(&request)?;
-        let subscription = self
-            .edge
-            .subscribe(player, token, request.into_inner())
-            .await?;
-        Ok(Response::new(crate::subscribe::decoded(subscription)))
+        subscribe_decoded(request, |player, request| async move {
+            let token = caller_token(&request)?;
+            self.edge
+                .subscribe(player, token, request.into_inner())
+                .await
+        })
+        .await
     }
 
     async fn place_bets(
@@ -263,7 +262,6 @@ impl pb::player_service_server::PlayerService for EdgePlayer {
         &self,
         request: Request<pb::WatchVideoRequest>,
     ) -> Result<Response<VideoStream>, Status> {
-        let units = self.edge.video.watch(&request.get_ref().table_id)?;
-        Ok(Response::new(crate::video::decoded(units)))
+        watch_decoded(&*self.edge, &request)
     }
 }

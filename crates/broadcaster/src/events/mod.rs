@@ -250,6 +250,6 @@ fn owner_id() -> String {
     let mut random = [0u8; 6];
     // Without randomness the pid alone still tells processes on one host apart.
     let _ = getrandom::fill(&mut random);
-    let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = banco_records::hex::to_hex(&random);
     format!("{}-{hex}", std::process::id())
 }

@@ -261,7 +261,7 @@ impl HubTask {
             .as_ref()
             .map(ToString::to_string)
             .unwrap_or_default();
-        let totals = wire::position_totals_to_pb(&self.table.bet_totals);
+        let totals = banco_table::convert::position_totals(&self.table.bet_totals);
         self.emit(Outgoing {
             to: None,
             round_id,

@@ -8,9 +8,11 @@
 
 use std::sync::Arc;
 
+use banco_records::ShoeId;
 use banco_rules::roads::LAST_RESULTS_SHOWN;
 use banco_rules::{Coup, Scoreboard};
-use banco_table::{BalanceReason, Event, TableSnapshot};
+use banco_table::convert;
+use banco_table::{Event, TableSnapshot};
 use banco_wire::pb;
 use banco_wire::pb::table_event::Event as Wire;
 
@@ -41,11 +43,6 @@ impl Outgoing {
             event,
         }
     }
-}
-
-/// The shoe id players see: `T01-S0003`.
-fn shoe_id(table: &str, shoe: u32) -> String {
-    format!("{table}-S{shoe:04}")
 }
 
 /// The wire events of one journaled command.
@@ -108,7 +105,7 @@ pub(crate) fn translate(
             Event::BettingClosed { round_id, .. } => out.push(Outgoing::public(
                 &round_id.to_string(),
                 Wire::BettingClosed(pb::BettingClosed {
-                    bet_totals: wire::position_totals_to_pb(&after.bet_totals),
+                    bet_totals: convert::position_totals(&after.bet_totals),
                 }),
             )),
             // Coalesced by the hub (at most a few a second): see `Hub`.
@@ -123,7 +120,7 @@ pub(crate) fn translate(
             } => out.push(Outgoing::public(
                 &round_id.to_string(),
                 Wire::CardDealt(pb::CardDealt {
-                    card: Some(wire::dealt_card_to_pb(&banco_table::phase::DealtCard {
+                    card: Some(convert::dealt_card_to_pb(&banco_table::phase::DealtCard {
                         card: *card,
                         to: *to,
                         source: *source,
@@ -246,7 +243,7 @@ pub(crate) fn translate(
                 bets,
                 why,
             } => {
-                let refusal = crate::wire::bet_refusal_to_pb(why, currency);
+                let refusal = convert::bet_refusal(why, currency);
                 for &(kind, stake) in bets {
                     out.push(Outgoing::private(
                         player,
@@ -296,7 +293,7 @@ pub(crate) fn translate(
                         pending_minor: *pending,
                     }),
                     delta_minor: *delta,
-                    reason: balance_reason(*reason).to_owned(),
+                    reason: convert::balance_reason(*reason).to_owned(),
                 }),
             )),
             Event::SeatTaken { player, seat } => out.push(Outgoing::public(
@@ -359,11 +356,7 @@ pub(crate) fn translate(
 
 /// The shoe's latest results as players see them, oldest first.
 pub(crate) fn winners(board: &Scoreboard) -> Vec<i32> {
-    board
-        .last_results(LAST_RESULTS_SHOWN)
-        .iter()
-        .map(|&w| pb::Winner::from(w).into())
-        .collect()
+    convert::winners(board.last_results(LAST_RESULTS_SHOWN))
 }
 
 fn shoe_event(
@@ -375,22 +368,10 @@ fn shoe_event(
 ) -> Wire {
     let mut event = pb::ShoeEvent {
         kind: kind.into(),
-        shoe_id: shoe_id(table, shoe),
+        shoe_id: ShoeId::new(table, shoe).to_string(),
         cards_left: after.cards_left.map_or(0, u32::from),
         ..pb::ShoeEvent::default()
     };
     fill(&mut event);
     Wire::ShoeEvent(event)
-}
-
-/// The reason words of `BalanceChanged.reason` (player.proto).
-const fn balance_reason(reason: BalanceReason) -> &'static str {
-    match reason {
-        BalanceReason::Bet => "bet",
-        BalanceReason::Clear => "clear",
-        BalanceReason::Settlement => "settlement",
-        BalanceReason::VoidRefund => "void_refund",
-        BalanceReason::Cancelled => "cancelled",
-        BalanceReason::Elsewhere => "elsewhere",
-    }
 }

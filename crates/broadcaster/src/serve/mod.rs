@@ -20,13 +20,13 @@ use std::time::Duration;
 use banco_auth::{AuthInterceptor, Role, ServerTls, Verifier};
 pub use banco_serving::ServeError;
 use banco_serving::{add_health_and_reflection, listening_address};
-use banco_wire::pb::player_service_server::PlayerServiceServer;
+use banco_wire::pb::player_service_server::{PlayerService, PlayerServiceServer};
 use banco_wire::pb::table_service_server::TableServiceServer;
 use banco_wire::pb::video_ingest_server::VideoIngestServer as VideoIngestService;
 use tokio::net::TcpListener;
 use tonic::server::NamedService as _;
-use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
+use tonic::service::{Routes, RoutesBuilder};
 
 use crate::hosted::{HostedTable, Tables};
 use crate::hub::FanoutLimits;
@@ -218,19 +218,21 @@ pub async fn serve(
             events.options().record_every,
         ));
     }
-    let subscribe = SubscribeRoute::new(
-        Arc::clone(&player_service) as Arc<dyn Subscriptions>,
-        player_guard.clone(),
-        &limits,
-    );
-    let mut routes = Routes::builder();
-    add_health_and_reflection(
-        &mut routes,
+    let (subscribe, mut routes) = player_routes(
         &[
             TableServiceServer::<TableServer>::NAME,
             PlayerServiceServer::<PlayerServer>::NAME,
             VideoIngestService::<VideoIngestServer>::NAME,
         ],
+        Arc::clone(&player_service),
+        Arc::clone(&player_service) as Arc<dyn Subscriptions>,
+        player_service as Arc<dyn VideoSource>,
+        PlayerGuards {
+            subscribe: player_guard.clone(),
+            calls: player_guard,
+            video: viewers,
+        },
+        &limits,
     )
     .await?;
     routes
@@ -239,13 +241,6 @@ pub async fn serve(
             croupiers,
             watchers,
             limits.max_request_bytes,
-        ))
-        .add_service(PlayerRoutes::new(
-            Arc::clone(&player_service),
-            player_service as Arc<dyn VideoSource>,
-            player_guard,
-            viewers,
-            &limits,
         ))
         .add_service(InterceptedService::new(
             VideoIngestService::new(video_ingest)
@@ -270,6 +265,39 @@ pub async fn serve(
         io_threads: options.io_threads,
     };
     player_side.serve(listener, shutdown).await
+}
+
+/// Who may make a player side's calls: Subscribe, the other PlayerService calls, and
+/// WatchVideo.
+pub(crate) struct PlayerGuards {
+    pub(crate) subscribe: PlayerGuard,
+    pub(crate) calls: PlayerGuard,
+    pub(crate) video: PlayerGuard,
+}
+
+/// The routes of a player side, a broadcaster's or an edge's: health and reflection
+/// naming `services`, and PlayerService, whose calls `player` answers and whose WatchVideo
+/// `video` does. Subscribe, which the connection threads serve, opens on `subscriptions`:
+/// its route comes back beside the builder, to which a broadcaster adds its own services.
+pub(crate) async fn player_routes<S: PlayerService>(
+    services: &[&str],
+    player: Arc<S>,
+    subscriptions: Arc<dyn Subscriptions>,
+    video: Arc<dyn VideoSource>,
+    guards: PlayerGuards,
+    limits: &RequestLimits,
+) -> Result<(SubscribeRoute, RoutesBuilder), ServeError> {
+    let subscribe = SubscribeRoute::new(subscriptions, guards.subscribe, limits);
+    let mut routes = Routes::builder();
+    add_health_and_reflection(&mut routes, services).await?;
+    routes.add_service(PlayerRoutes::new(
+        player,
+        video,
+        guards.calls,
+        guards.video,
+        limits,
+    ));
+    Ok((subscribe, routes))
 }
 
 /// What the connection threads serve: a broadcaster's, or an edge's, services over the

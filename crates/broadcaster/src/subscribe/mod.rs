@@ -350,7 +350,7 @@ pub(crate) fn snapshot(
     joined: &Joined,
     available: Option<i64>,
 ) -> pb::Snapshot {
-    let state = wire::round_state(&joined.table, hub::through(joined.seq));
+    let state = pb::TableState::from(&joined.table);
     let (closes_at, countdown_ms) = match joined.table.phase {
         Phase::BettingOpen {
             closes_at: Some(closes_at),

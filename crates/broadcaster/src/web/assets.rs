@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use banco_records::hex::to_hex;
 use http::{HeaderValue, Method, StatusCode, header};
 use sha2::{Digest as _, Sha256};
 use tonic::body::Body;
@@ -27,7 +28,7 @@ fn etags() -> &'static HashMap<&'static str, String> {
             .iter()
             .map(|(path, bytes)| {
                 let digest = Sha256::digest(bytes);
-                let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+                let hex = to_hex(&digest[..12]);
                 (*path, format!("\"{hex}\""))
             })
             .collect()

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use banco_records::ShoeId;
 use banco_rules::Card;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::fairness::{self, RecordedRound, RecordedShoe, ShuffleKey};
@@ -60,14 +61,6 @@ async fn fetch(client: &mut Archive, shoe_id: &str) -> anyhow::Result<Archived> 
     })
 }
 
-/// The shoe's number from its id (`T01-S0003` → 3).
-fn shoe_number(shoe_id: &str) -> anyhow::Result<u32> {
-    shoe_id
-        .rsplit_once("-S")
-        .and_then(|(_, n)| n.parse().ok())
-        .with_context(|| format!("`{shoe_id}` is not a shoe id like T01-S0003"))
-}
-
 /// Checks shoe `shoe_id` against its revealed key (or `key`, one the auditor got from the
 /// table's ShoeEnded event): exit 0 when every card matches, 1 naming the first difference
 /// or when the shoe cannot be checked (not committed to, key not revealed).
@@ -78,7 +71,7 @@ pub(super) async fn run(
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let refused = || Ok(ExitCode::from(crate::exit::REFUSED));
-    let shoe = shoe_number(shoe_id)?;
+    let shoe = shoe_id.parse::<ShoeId>()?.number();
     let given = key
         .map(ShuffleKey::from_hex)
         .transpose()
@@ -165,20 +158,5 @@ pub(super) async fn run(
             writeln!(out, "NOT FAIR: {unfair}")?;
             refused()
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn shoe_numbers_come_from_the_id() {
-        assert_eq!(shoe_number("T01-S0003").unwrap(), 3);
-        assert_eq!(shoe_number("MY-TABLE-S0120").unwrap(), 120);
-        assert!(shoe_number("T01").is_err());
-        assert!(shoe_number("T01-Sx").is_err());
     }
 }

@@ -10,7 +10,7 @@ use crate::policy::Pacing;
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
 
-use super::{Round, Table, required};
+use super::{Handled, Round, Table, required};
 
 impl Table {
     /// Who sits at each seat: index 0 is seat 1. Empty on a table without seats.
@@ -40,7 +40,7 @@ impl Table {
         })
     }
 
-    pub(super) fn take_seat(&mut self, player: &str, asked: u8) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn take_seat(&mut self, player: &str, asked: u8) -> Handled {
         required("player", player)?;
         let seats = self.seat_count();
         if seats == 0 {
@@ -75,7 +75,7 @@ impl Table {
         }])
     }
 
-    pub(super) fn leave_seat(&mut self, player: &str, now: u64) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn leave_seat(&mut self, player: &str, now: u64) -> Handled {
         required("player", player)?;
         let seat = self.seated(player, "leave a seat")?;
         let stakes = self
@@ -99,12 +99,7 @@ impl Table {
         Ok(events)
     }
 
-    pub(super) fn pass_hand(
-        &mut self,
-        player: &str,
-        asked: &RoundId,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn pass_hand(&mut self, player: &str, asked: &RoundId, now: u64) -> Handled {
         required("player", player)?;
         let seat = self.seated(player, "pass a hand")?;
         let Phase::BettingOpen { opened_at, .. } = self.phase else {

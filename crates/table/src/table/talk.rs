@@ -5,7 +5,7 @@ use crate::chat::{check_text, mask, rate_limited_until};
 use crate::event::Event;
 use crate::refusal::Refusal;
 
-use super::{Mute, Table, required};
+use super::{Handled, Mute, Table, required};
 
 /// One minute in milliseconds (mutes are given in minutes).
 const MINUTE_MS: u64 = 60_000;
@@ -30,12 +30,7 @@ impl Table {
             || self.seats.iter().flatten().any(|p| p == player)
     }
 
-    pub(super) fn chat(
-        &mut self,
-        player: &str,
-        text: &str,
-        now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    pub(super) fn chat(&mut self, player: &str, text: &str, now: u64) -> Handled {
         required("player", player)?;
         let policy = &self.config.policy.chat;
         let state = self.players.get(player);
@@ -89,7 +84,7 @@ impl Table {
         reason: &str,
         by: &str,
         now: u64,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Handled {
         required("player", player)?;
         required("by", by)?;
         if !self.has_seen(player) {
