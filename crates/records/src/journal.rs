@@ -15,11 +15,8 @@
 //! the round record embeds them: their encoding is part of both formats, so it is as fixed
 //! as this one.
 //!
-//! The configuration inside record 1 is the table's own type (`T`,
-//! `banco_table::TableConfig`): a journal replays only under a configuration equal to the
-//! one it was started with, so the record is compared with the running configuration
-//! rather than read on its own, and a setting added later reads from an older journal
-//! through its serde default. The golden journals hold it too, and pin its encoding.
+//! The configuration inside record 1 is a [`TableSettings`]: the table's
+//! configuration as format 1 holds it, which a start compares with its own.
 
 use banco_rules::shoe::ShoeConfig;
 use banco_rules::{BetKind, Card};
@@ -28,6 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{RoundId, TxId};
 use crate::round::CardSource;
 
+mod settings;
+pub use settings::{Chat, Limits, Pacing, Policy, TableSettings, UnderMinimum};
+
 /// The journal format this version writes (and the only one so far). Journals started
 /// before formats were numbered have none in their [`ConfigRecord`], and are format 1.
 pub const JOURNAL_FORMAT: u32 = 1;
@@ -35,7 +35,7 @@ pub const JOURNAL_FORMAT: u32 = 1;
 /// Record 1 of every journal: the configuration the table runs under.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigRecord<T> {
+pub struct ConfigRecord<T = TableSettings> {
     pub table: T,
     /// The shoe an `OpenShoe` without its own config opens, if the host has a default.
     #[serde(default)]

@@ -100,11 +100,15 @@ fn version_1_journals_read_and_encode_byte_for_byte() {
         let seqs: Vec<u64> = payloads.iter().map(|(seq, _)| *seq).collect();
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{table}");
         let (first, entries) = payloads.split_first().unwrap();
-        // The table's configuration inside is `banco_table::TableConfig`, whose encoding
-        // the table's golden test checks; here, the record around it.
-        let config: ConfigRecord<serde::de::IgnoredAny> =
+        let config: ConfigRecord =
             serde_json::from_slice(first.1).unwrap_or_else(|e| panic!("{table} record 1: {e}"));
         assert_eq!(config.format, JOURNAL_FORMAT, "{table}");
+        assert_eq!(config.table.table_id, table);
+        assert_eq!(
+            String::from_utf8(serde_json::to_vec(&config).unwrap()).unwrap(),
+            std::str::from_utf8(first.1).unwrap(),
+            "{table} record 1 re-encodes to other bytes"
+        );
         for (seq, payload) in entries {
             let entry: Entry = serde_json::from_slice(payload)
                 .unwrap_or_else(|e| panic!("{table} record {seq}: {e}"));

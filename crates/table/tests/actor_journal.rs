@@ -33,7 +33,7 @@ async fn the_config_is_journaled_first_and_a_changed_one_is_refused() {
     let (_, records) = Journal::open(&configured.journal).unwrap();
     assert_eq!(records.len(), 2);
     let first: JournaledConfig = serde_json::from_slice(&records[0].payload).unwrap();
-    assert_eq!(first.table, configured.table);
+    assert_eq!(first.table, (&configured.table).into());
     assert_eq!(first.default_shoe, Some(shoe(8)));
 
     let refused = |config| async {

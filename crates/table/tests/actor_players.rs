@@ -253,7 +253,7 @@ async fn a_journal_from_before_seats_and_chat_replays() {
     // The configuration record as the previous version wrote it: no seats, no pass
     // window, no chat policy.
     let mut first = serde_json::to_value(JournaledConfig {
-        table: TableConfig::new("T01", Pacing::Live),
+        table: (&TableConfig::new("T01", Pacing::Live)).into(),
         default_shoe: None,
         // Before formats were numbered.
         format: 0,

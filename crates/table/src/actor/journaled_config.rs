@@ -6,14 +6,93 @@
 //! to run on any difference, naming the first differing setting: an operator cannot
 //! silently change the limits or the paytable under a live journal.
 
-use banco_records::journal::{ConfigRecord, JOURNAL_FORMAT};
+use banco_records::journal::{self, ConfigRecord, JOURNAL_FORMAT, TableSettings};
 use serde_json::Value;
 
-use crate::policy::TableConfig;
+use crate::policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
 
-/// Record 1 of every journal: the stored record ([`ConfigRecord`]) around this version's
-/// [`TableConfig`].
-pub type JournaledConfig = ConfigRecord<TableConfig>;
+/// Record 1 of every journal, as stored ([`ConfigRecord`] of [`TableSettings`]).
+pub type JournaledConfig = ConfigRecord;
+
+impl From<&TableConfig> for TableSettings {
+    fn from(config: &TableConfig) -> TableSettings {
+        TableSettings {
+            table_id: config.table_id.clone(),
+            pacing: config.pacing.into(),
+            policy: (&config.policy).into(),
+        }
+    }
+}
+
+impl From<Pacing> for journal::Pacing {
+    fn from(pacing: Pacing) -> journal::Pacing {
+        match pacing {
+            Pacing::Live => journal::Pacing::Live,
+            Pacing::AutomatedMultiplayer => journal::Pacing::AutomatedMultiplayer,
+            Pacing::SinglePlayer => journal::Pacing::SinglePlayer,
+        }
+    }
+}
+
+impl From<Limits> for journal::Limits {
+    fn from(Limits { min, max }: Limits) -> journal::Limits {
+        journal::Limits { min, max }
+    }
+}
+
+impl From<&TablePolicy> for journal::Policy {
+    fn from(policy: &TablePolicy) -> journal::Policy {
+        // Destructured, so that a setting added to the table fails to compile here until
+        // the journal's format says how it is kept.
+        let TablePolicy {
+            currency,
+            limits,
+            position_limits,
+            under_minimum,
+            tie_needs_main_bet,
+            progression_cap,
+            paytable,
+            live_betting_ms,
+            automated_betting_ms,
+            automated_draw_delay_ms,
+            seats,
+            pass_window_ms,
+            chat:
+                ChatPolicy {
+                    max_chars,
+                    burst,
+                    window_ms,
+                    blocked_words,
+                },
+        } = policy;
+        journal::Policy {
+            currency: currency.to_string(),
+            limits: (*limits).into(),
+            position_limits: position_limits
+                .iter()
+                .map(|(kind, limits)| (*kind, (*limits).into()))
+                .collect(),
+            under_minimum: match under_minimum {
+                UnderMinimum::Raise => journal::UnderMinimum::Raise,
+                UnderMinimum::Reject => journal::UnderMinimum::Reject,
+            },
+            tie_needs_main_bet: *tie_needs_main_bet,
+            progression_cap: *progression_cap,
+            paytable: paytable.clone(),
+            live_betting_ms: *live_betting_ms,
+            automated_betting_ms: *automated_betting_ms,
+            automated_draw_delay_ms: *automated_draw_delay_ms,
+            seats: *seats,
+            pass_window_ms: *pass_window_ms,
+            chat: journal::Chat {
+                max_chars: *max_chars,
+                burst: *burst,
+                window_ms: *window_ms,
+                blocked_words: blocked_words.clone(),
+            },
+        }
+    }
+}
 
 /// `Err` names the first setting (as a dotted path) where the journal's configuration and
 /// `configured` differ, with both values; or says the journal is of a format this version
@@ -89,9 +168,44 @@ mod tests {
 
     fn config() -> JournaledConfig {
         JournaledConfig {
-            table: TableConfig::new("T01", Pacing::Live),
+            table: (&TableConfig::new("T01", Pacing::Live)).into(),
             default_shoe: None,
             format: JOURNAL_FORMAT,
+        }
+    }
+
+    /// Journals written before the configuration had a type of its own in banco-records
+    /// hold the table's `TableConfig` as serde wrote it: the stored type must write the
+    /// very same JSON, for every setting.
+    #[test]
+    fn the_stored_settings_write_what_the_table_config_wrote() {
+        let mut varied = TableConfig::new("T09", Pacing::AutomatedMultiplayer);
+        let policy = &mut varied.policy;
+        policy.currency = crate::currency::Currency::parse("USD").unwrap();
+        policy.limits.max = 50_000;
+        policy
+            .position_limits
+            .insert(banco_rules::BetKind::Tie, Limits { min: 100, max: 900 });
+        policy.under_minimum = UnderMinimum::Reject;
+        policy.tie_needs_main_bet = false;
+        policy.progression_cap = Some(true);
+        policy.paytable = banco_rules::Paytable::no_commission();
+        policy.live_betting_ms = Some(15_000);
+        policy.seats = 5;
+        policy.chat.blocked_words = vec!["cheat".to_owned()];
+        for table in [
+            TableConfig::new("T01", Pacing::Live),
+            TableConfig::new("T02", Pacing::SinglePlayer),
+            varied,
+        ] {
+            let stored = TableSettings::from(&table);
+            assert_eq!(
+                serde_json::to_string(&stored).unwrap(),
+                serde_json::to_string(&table).unwrap()
+            );
+            let read: TableSettings =
+                serde_json::from_str(&serde_json::to_string(&table).unwrap()).unwrap();
+            assert_eq!(read, stored);
         }
     }
 

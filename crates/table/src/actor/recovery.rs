@@ -208,7 +208,7 @@ pub(super) fn replay(
 
 pub(super) fn journaled_config(config: &ActorConfig) -> JournaledConfig {
     JournaledConfig {
-        table: config.table.clone(),
+        table: (&config.table).into(),
         default_shoe: config.default_shoe,
         format: JOURNAL_FORMAT,
     }
