@@ -19,10 +19,12 @@ use anyhow::{Context as _, bail};
 use banco_auth::ClientTls;
 use banco_auth::keys::load_signing_key;
 use banco_broadcaster::{
-    ArchiveClient, CONNECTION_DRAIN, ClipStore, EventLog, EventMetricFamilies, EventOptions,
-    HostedTable, HubMetricFamilies, Origin, OutboxFile, Rate, RequestLimits, ServeOptions,
-    VideoMetricFamilies, WelcomeCredit, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, EventOptions, HostedTable, HubMetricFamilies,
+    Origin, OutboxFile, Rate, RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit,
+    serve,
 };
+#[cfg(feature = "jetstream")]
+use banco_broadcaster::{EventLog, EventMetricFamilies};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{
@@ -162,6 +164,7 @@ pub(crate) struct BroadcasterArgs {
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
+    refuse_left_out_features(args)?;
     if args.welcome_credit < 0 {
         bail!(
             "--welcome-credit {}: must be 0 or a positive number of minor units",
@@ -267,6 +270,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         let mut registry = Registry::default();
         let table_metrics = TableMetricFamilies::register(&mut registry);
         let hub_metrics = HubMetricFamilies::register(&mut registry);
+        #[cfg(feature = "jetstream")]
         let event_metrics = EventMetricFamilies::register(&mut registry);
         let video_metrics = VideoMetricFamilies::register(&mut registry);
         life.serve_metrics(registry).await?;
@@ -280,15 +284,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             )
             .with_context(|| format!("--validator {}", args.validator))?,
         );
-        let clips = if args.no_clips {
-            None
-        } else {
-            let dir = args
-                .clips_dir
-                .clone()
-                .unwrap_or_else(|| args.data_dir.join("clips"));
-            Some(ClipStore::open(&dir)?)
-        };
+        let clips = open_clips(args)?;
         let signer = match &args.table_key {
             Some(path) => Some(Arc::new(TableSigner::new(
                 load_signing_key(path)
@@ -333,6 +329,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         }
         tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
         let wallet = Arc::clone(&table_wallet.wallet);
+        #[cfg(feature = "jetstream")]
         let events = match &args.events {
             Some(url) => {
                 let options = EventOptions {
@@ -367,6 +364,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             actor_config.metrics = table_metrics.for_table(&config.table_id);
             // Journaled with the table's config: a restart with other settings is refused.
             actor_config.default_shoe = Some(shoe);
+            #[cfg(feature = "jetstream")]
             if let Some(events) = &events {
                 events.add_table(actor_config.clone());
             }
@@ -395,12 +393,18 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
             });
         options.currency.clone_from(&args.currency);
         options.tls = tls;
-        options.clips = clips;
+        #[cfg(feature = "gstreamer")]
+        {
+            options.clips = clips;
+        }
         options.metrics = hub_metrics;
         options.limits = limits;
         options.fanout.subscriber_queue = args.subscriber_queue as usize;
         options.web.allowed_origins = web_origins;
-        options.events = events;
+        #[cfg(feature = "jetstream")]
+        {
+            options.events = events;
+        }
         options.advertise.clone_from(&args.advertise);
         let stopping = async {
             stop.requested().await;
@@ -416,6 +420,53 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         served?;
         Ok(())
     })
+}
+
+/// Where a clip of every round is recorded: `--clips-dir`, by default `<data-dir>/clips`.
+/// A build without GStreamer records none, and says so at start so that nobody expects
+/// them (`--clips-dir` was refused before).
+fn open_clips(args: &BroadcasterArgs) -> anyhow::Result<Option<Arc<ClipStore>>> {
+    if args.no_clips {
+        return Ok(None);
+    }
+    if !cfg!(feature = "gstreamer") {
+        tracing::warn!(
+            "banco broadcaster: built without the `gstreamer` feature: no round clips are \
+             recorded (give --no-clips to say so)"
+        );
+        return Ok(None);
+    }
+    let dir = args
+        .clips_dir
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("clips"));
+    Ok(Some(ClipStore::open(&dir)?))
+}
+
+/// What this build of banco cannot do, refused before anything starts.
+fn refuse_left_out_features(args: &BroadcasterArgs) -> anyhow::Result<()> {
+    if let Some(url) = args
+        .events
+        .as_ref()
+        .filter(|_| !cfg!(feature = "jetstream"))
+    {
+        bail!(
+            "--events {url}: publishing the tables' events to NATS JetStream needs the \
+             `jetstream` feature, which this build of banco left out"
+        );
+    }
+    if let Some(dir) = args
+        .clips_dir
+        .as_ref()
+        .filter(|_| !cfg!(feature = "gstreamer"))
+    {
+        bail!(
+            "--clips-dir {}: recording round clips needs the `gstreamer` feature, which this \
+             build of banco left out",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Seed 004's seven tables: minimum and maximum per position, in major units.

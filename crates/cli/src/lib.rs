@@ -34,6 +34,7 @@ mod shoe_sim;
 mod stop_signal;
 mod stop_with_parent;
 mod stream;
+#[cfg(feature = "gstreamer")]
 mod stream_metrics;
 mod table_wallet;
 mod times;
@@ -200,5 +201,52 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
             logging::fatal(&err);
             exit::exit_code(&err)
         }
+    }
+}
+
+#[cfg(all(test, not(all(feature = "gstreamer", feature = "jetstream"))))]
+mod left_out_features {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// What `banco <args>` fails with, before it starts anything.
+    fn refusal(args: &[&str]) -> String {
+        let cli =
+            Cli::try_parse_from(std::iter::once("banco").chain(args.iter().copied())).unwrap();
+        let result = match cli.command {
+            Command::Broadcaster(args) => broadcaster::run(&args),
+            Command::Edge(args) => edge::run(&args),
+            Command::Stream(args) => stream::run(&args),
+            other => panic!("{other:?}: not refused for a feature"),
+        };
+        format!("{:#}", result.unwrap_err())
+    }
+
+    const BROADCASTER: [&str; 5] = [
+        "broadcaster",
+        "--public-key",
+        "signing.pub",
+        "--service-token-file",
+        "service.token",
+    ];
+
+    #[cfg(not(feature = "jetstream"))]
+    #[test]
+    fn without_jetstream_events_and_the_edge_are_refused_naming_it() {
+        let events = refusal(&[&BROADCASTER[..], &["--events", "nats://n:4222"]].concat());
+        assert!(events.starts_with("--events nats://n:4222: "), "{events}");
+        assert!(events.contains("`jetstream` feature"), "{events}");
+        let edge = refusal(&["edge", "--public-key", "k.pub", "--service-token-file", "s"]);
+        assert!(edge.contains("`jetstream` feature"), "{edge}");
+    }
+
+    #[cfg(not(feature = "gstreamer"))]
+    #[test]
+    fn without_gstreamer_clips_and_the_camera_are_refused_naming_it() {
+        let clips = refusal(&[&BROADCASTER[..], &["--clips-dir", "clips"]].concat());
+        assert!(clips.starts_with("--clips-dir clips: "), "{clips}");
+        assert!(clips.contains("`gstreamer` feature"), "{clips}");
+        let stream = refusal(&["stream", "--token-file", "camera.token"]);
+        assert!(stream.contains("`gstreamer` feature"), "{stream}");
     }
 }
