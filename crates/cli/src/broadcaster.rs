@@ -220,8 +220,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.tables
             .iter()
-            .map(|spec| parse_table_spec(spec))
-            .collect::<Result<Vec<_>, _>>()?
+            .map(|spec| parse_table_spec(spec).context("--table"))
+            .collect::<anyhow::Result<Vec<_>>>()?
     };
     let mut configs = Vec::new();
     for spec in &specs {
@@ -336,7 +336,9 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                     max_events: args.events_kept,
                     ..EventOptions::default()
                 };
-                let events = EventLog::connect(url, options, event_metrics).await?;
+                let events = EventLog::connect(url, options, event_metrics)
+                    .await
+                    .context("--events")?;
                 tracing::info!(%url, "banco broadcaster: each table's events also go to its stream on NATS JetStream");
                 Some(Arc::new(events))
             }

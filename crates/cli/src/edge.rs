@@ -53,7 +53,9 @@ pub(crate) fn run(args: &EdgeArgs) -> anyhow::Result<ExitCode> {
 
     use anyhow::Context as _;
     use banco_auth::ClientTls;
-    use banco_broadcaster::{EdgeMetricFamilies, EdgeOptions, FanoutLimits, Origin, serve_edge};
+    use banco_broadcaster::{
+        EdgeMetricFamilies, EdgeOptions, EventsError, FanoutLimits, Origin, ServeError, serve_edge,
+    };
     use prometheus_client::registry::Registry;
 
     use crate::service_life::ServiceLife;
@@ -94,7 +96,13 @@ pub(crate) fn run(args: &EdgeArgs) -> anyhow::Result<ExitCode> {
         options.limits = limits;
         options.web.allowed_origins = web_origins;
         options.metrics = metrics;
-        serve_edge(listener, options, stop.requested()).await?;
+        serve_edge(listener, options, stop.requested())
+            .await
+            .map_err(|err| {
+                let events = matches!(&err, ServeError::Service(e) if e.is::<EventsError>());
+                let err = anyhow::Error::new(err);
+                if events { err.context("--events") } else { err }
+            })?;
         Ok(())
     })
 }

@@ -15,10 +15,10 @@ use crate::metrics::EventMetricFamilies;
 
 use super::{EventOptions, layout, publisher, tail};
 
-/// Why `--events` cannot be used.
+/// Why the NATS server the events go to cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum EventsError {
-    #[error("--events {url}: {why}")]
+    #[error("NATS server `{url}`: {why}")]
     Connect { url: String, why: String },
 }
 
