@@ -209,8 +209,9 @@ mod left_out_features {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// What `banco <args>` fails with, before it starts anything.
-    fn refusal(args: &[&str]) -> String {
+    /// Checks that `banco <args>` fails before it starts anything, with a message that
+    /// starts with `starts` and names `feature`.
+    fn assert_refused(args: &[&str], starts: &str, feature: &str) {
         let cli =
             Cli::try_parse_from(std::iter::once("banco").chain(args.iter().copied())).unwrap();
         let result = match cli.command {
@@ -219,7 +220,9 @@ mod left_out_features {
             Command::Stream(args) => stream::run(&args),
             other => panic!("{other:?}: not refused for a feature"),
         };
-        format!("{:#}", result.unwrap_err())
+        let err = format!("{:#}", result.unwrap_err());
+        let named = format!("`{feature}` feature");
+        assert!(err.starts_with(starts) && err.contains(&named), "{err}");
     }
 
     const BROADCASTER: [&str; 5] = [
@@ -233,20 +236,21 @@ mod left_out_features {
     #[cfg(not(feature = "jetstream"))]
     #[test]
     fn without_jetstream_events_and_the_edge_are_refused_naming_it() {
-        let events = refusal(&[&BROADCASTER[..], &["--events", "nats://n:4222"]].concat());
-        assert!(events.starts_with("--events nats://n:4222: "), "{events}");
-        assert!(events.contains("`jetstream` feature"), "{events}");
-        let edge = refusal(&["edge", "--public-key", "k.pub", "--service-token-file", "s"]);
-        assert!(edge.contains("`jetstream` feature"), "{edge}");
+        let events = [&BROADCASTER[..], &["--events", "nats://n:4222"]].concat();
+        assert_refused(&events, "--events nats://n:4222: ", "jetstream");
+        let edge = ["edge", "--public-key", "k.pub", "--service-token-file", "s"];
+        assert_refused(&edge, "banco edge: ", "jetstream");
     }
 
     #[cfg(not(feature = "gstreamer"))]
     #[test]
     fn without_gstreamer_clips_and_the_camera_are_refused_naming_it() {
-        let clips = refusal(&[&BROADCASTER[..], &["--clips-dir", "clips"]].concat());
-        assert!(clips.starts_with("--clips-dir clips: "), "{clips}");
-        assert!(clips.contains("`gstreamer` feature"), "{clips}");
-        let stream = refusal(&["stream", "--token-file", "camera.token"]);
-        assert!(stream.contains("`gstreamer` feature"), "{stream}");
+        let clips = [&BROADCASTER[..], &["--clips-dir", "clips"]].concat();
+        assert_refused(&clips, "--clips-dir clips: ", "gstreamer");
+        assert_refused(
+            &["stream", "--token-file", "t"],
+            "banco stream: ",
+            "gstreamer",
+        );
     }
 }
