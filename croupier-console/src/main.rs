@@ -37,8 +37,9 @@ fn main() -> ExitCode {
 
 async fn run(args: Args) -> anyhow::Result<()> {
     // Everything that can be wrong with the flags is said before the screen is taken.
-    let token = banco_auth::client::read_token_file(&args.token_file)?;
-    let endpoint = banco_auth::client::endpoint(&args.server, args.ca_cert.as_deref())?
+    let token = banco_auth::client::read_token_file(&args.token_file).context("--token-file")?;
+    let endpoint = banco_auth::client::endpoint(&args.server, args.ca_cert.as_deref())
+        .context("--server, --ca-cert")?
         .connect_timeout(std::time::Duration::from_secs(3))
         .http2_keep_alive_interval(std::time::Duration::from_secs(5))
         .keep_alive_timeout(std::time::Duration::from_secs(5));

@@ -105,7 +105,8 @@ async fn ledger_nets(table_dir: &Path, players: &[String]) -> BTreeMap<String, i
     let journal = copy.path().join(format!("{TABLE}.journal"));
     let (_, records) = Journal::open(&journal).unwrap();
     let first: JournaledConfig = serde_json::from_slice(&records[0].payload).unwrap();
-    let mut config = ActorConfig::in_dir(first.table, copy.path());
+    let table = banco_table::TableConfig::try_from(&first.table).unwrap();
+    let mut config = ActorConfig::in_dir(table, copy.path());
     config.default_shoe = first.default_shoe;
     let (table, task) = banco_table::spawn(
         config,

@@ -12,30 +12,33 @@ use crate::error::TokenError;
 use crate::interceptor::BearerToken;
 use crate::tls::{ClientTls, TlsError};
 
-/// Why a client could not be set up. Each message names the flag or file at fault.
+/// Why a client could not be set up. Each message names the input at fault (the server's
+/// address, the CA certificate or the token file) and its value; the command that took it
+/// adds its flag.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("--server {0}: not a URL")]
+    #[error("server address `{0}`: not a URL")]
     BadUrl(String),
     #[error(
-        "--server {0}: https needs --ca-cert (the CA that signed the broadcaster's certificate)"
+        "server address `{0}`: https needs a CA certificate to trust (the CA that signed the \
+         server's certificate)"
     )]
     HttpsNeedsCa(String),
-    #[error("--server {0}: --ca-cert is given, so use https:// (this URL is not)")]
+    #[error("server address `{0}`: a CA certificate is given, so use https:// (this URL is not)")]
     CaNeedsHttps(String),
-    #[error("--ca-cert {path}: {error}")]
+    #[error("CA certificate {path}: {error}")]
     Ca { path: PathBuf, error: TlsError },
-    #[error("--ca-cert {path}: {error}")]
+    #[error("CA certificate {path}: {error}")]
     TlsConfig {
         path: PathBuf,
         error: tonic::transport::Error,
     },
-    #[error("--token-file {path}: could not read it: {error}")]
+    #[error("token file {path}: could not read it: {error}")]
     TokenUnreadable {
         path: PathBuf,
         error: std::io::Error,
     },
-    #[error("--token-file {path}: not a token: {error}")]
+    #[error("token file {path}: not a token: {error}")]
     NotAToken { path: PathBuf, error: TokenError },
 }
 
@@ -130,13 +133,28 @@ mod tests {
     fn server_and_ca_must_agree() {
         assert!(endpoint("http://127.0.0.1:7102", None).is_ok());
         let err = endpoint("https://h:1", None).err().map(|e| e.to_string());
-        assert!(err.is_some_and(|e| e.contains("--ca-cert")));
+        assert!(err.is_some_and(|e| e.contains("needs a CA certificate")));
         let err = endpoint("http://h:1", Some(Path::new("ca.pem")))
             .err()
             .map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("https://")));
         let err = endpoint("not a url", None).err().map(|e| e.to_string());
-        assert!(err.is_some_and(|e| e.contains("not a URL")));
+        assert!(err.is_some_and(|e| e.contains("server address `not a url`: not a URL")));
+    }
+
+    #[test]
+    fn messages_name_no_flag() {
+        let errors = [
+            endpoint("not a url", None).err(),
+            endpoint("https://h:1", None).err(),
+            endpoint("http://h:1", Some(Path::new("ca.pem"))).err(),
+            endpoint("https://h:1", Some(Path::new("/nonexistent/ca.pem"))).err(),
+            read_token_file(Path::new("/nonexistent/t.token")).err(),
+        ];
+        for err in errors {
+            let message = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(!message.is_empty() && !message.contains("--"), "{message}");
+        }
     }
 
     #[test]

@@ -15,7 +15,9 @@ use tonic::Status;
 use crate::error::BroadcasterError;
 use crate::hub::{FanoutLimits, Hub, HubError};
 use crate::video::VideoRelay;
+#[cfg(feature = "clips")]
 use crate::video::clip_store::ClipStore;
+#[cfg(feature = "clips")]
 use crate::video::clips::TableClips;
 use crate::wire;
 
@@ -32,6 +34,7 @@ pub struct HostedTable {
     /// The table camera's live video.
     video: Arc<VideoRelay>,
     /// Records a clip of every round, once started by [`crate::serve`] with a clip folder.
+    #[cfg(feature = "clips")]
     clips: OnceLock<Arc<TableClips>>,
     /// The roads of the shoe as of its last result: they change only when a result is
     /// confirmed, while a state is built for every reply and every watcher's event.
@@ -69,6 +72,7 @@ impl HostedTable {
             console: Mutex::new(Console::default()),
             hub: OnceLock::new(),
             video,
+            #[cfg(feature = "clips")]
             clips: OnceLock::new(),
             roads: Mutex::new(None),
         }
@@ -142,6 +146,7 @@ impl HostedTable {
     /// round's clip while one is recorded.
     pub(crate) fn video_unit(&self, unit: &pb::VideoAccessUnit) {
         self.video.relay(unit);
+        #[cfg(feature = "clips")]
         if let Some(clips) = self.clips.get() {
             clips.unit(unit);
         }
@@ -149,6 +154,7 @@ impl HostedTable {
 
     /// Starts recording a clip of every round into `store` (once; later calls keep the
     /// first).
+    #[cfg(feature = "clips")]
     pub(crate) fn start_clips(&self, store: &Arc<ClipStore>) {
         if self.clips.get().is_none() {
             let clips = TableClips::new(self.id(), Arc::clone(store), self.video.metrics().clone());

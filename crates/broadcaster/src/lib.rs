@@ -30,7 +30,12 @@
 //! Handlers never touch table state: they ask the actor ([`banco_table::actor::TableHandle`]),
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
+// Helpers shared with the edge, the event streams or the clip recorder go unused when a
+// feature is left out; dead code is caught in the default build, which has every feature.
+#![cfg_attr(not(all(feature = "clips", feature = "jetstream")), allow(dead_code))]
+
 mod archive_sink;
+#[cfg(feature = "jetstream")]
 mod edge;
 mod error;
 mod events;
@@ -52,9 +57,12 @@ mod wire;
 
 pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
 pub use banco_auth::{ServerTls, TlsError};
+#[cfg(feature = "jetstream")]
 pub use edge::{EdgeOptions, EdgeStartError, serve_edge};
 pub use error::BroadcasterError;
-pub use events::{EventLog, EventOptions, EventsError};
+pub use events::EventOptions;
+#[cfg(feature = "jetstream")]
+pub use events::{EventLog, EventsError};
 pub use hosted::HostedTable;
 pub use hub::{FanoutLimits, HubError};
 pub use limits::{Rate, RequestLimits};
@@ -68,5 +76,6 @@ pub use table_service::TableServer;
 pub use video::clip_store::{
     ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,
 };
+#[cfg(feature = "clips")]
 pub use video::clips::CLIP_TAIL;
 pub use web::{Origin, OriginError, WebOptions};

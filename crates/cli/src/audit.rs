@@ -210,7 +210,7 @@ pub(crate) fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         currency: Currency::parse(&args.currency).context("--currency")?,
         times: args.times.times(),
     };
-    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
+    let bearer = crate::player::connect::read_token(&args.token_file)?;
     let endpoint = endpoint(&args.server, args.ca_cert.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {

@@ -16,26 +16,32 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use banco_auth::ClientTls;
 use banco_auth::keys::load_signing_key;
+use banco_auth::{ClientTls, ServerTls, Verifier};
 use banco_broadcaster::{
-    ArchiveClient, CONNECTION_DRAIN, ClipStore, EventLog, EventMetricFamilies, EventOptions,
-    HostedTable, HubMetricFamilies, Origin, OutboxFile, Rate, RequestLimits, ServeOptions,
-    VideoMetricFamilies, WelcomeCredit, serve,
+    ArchiveClient, CONNECTION_DRAIN, ClipStore, EventOptions, HostedTable, HubMetricFamilies,
+    Origin, OutboxFile, Rate, RequestLimits, ServeOptions, VideoMetricFamilies, WelcomeCredit,
+    serve,
 };
+#[cfg(feature = "jetstream")]
+use banco_broadcaster::{EventLog, EventMetricFamilies};
 use banco_rules::Paytable;
 use banco_rules::shoe::ShoeConfig;
 use banco_table::actor::{
-    ActorConfig, ArchiveSink, Clock, RemoteRules, Rules, TableHandle, TableSigner, spawn,
+    ActorConfig, ActorTask, ArchiveSink, Clock, RemoteRules, Rules, TableHandle, TableSigner, spawn,
 };
 use banco_table::metrics::TableMetricFamilies;
 use banco_table::{
     Command, Limits, Pacing, TableConfig, TableSpec, parse_blocked_words, parse_table_spec,
 };
+use banco_wallet::Wallet;
 use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
 
 use crate::folder_lock::FolderLock;
 use crate::service_life::ServiceLife;
+use crate::stop_signal::StopSignal;
+use crate::table_wallet::TableWallet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PacingArg {
@@ -162,6 +168,7 @@ pub(crate) struct BroadcasterArgs {
 }
 
 pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
+    refuse_left_out_features(args)?;
     if args.welcome_credit < 0 {
         bail!(
             "--welcome-credit {}: must be 0 or a positive number of minor units",
@@ -184,6 +191,98 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     };
     shoe.validate()
         .with_context(|| format!("--decks {}", args.decks))?;
+    let serving = Serving {
+        verifier,
+        tls,
+        limits: args.limits.checked()?,
+        web_origins: args
+            .web_origins
+            .iter()
+            .map(|origin| Origin::parse(origin).context("--web-origin"))
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    };
+    let configs = table_configs(args)?;
+    let _data_lock = lock_data_dir(args)?;
+
+    life.run(|life, stop| async move {
+        let listener = life.bind().await?;
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        life.serve_metrics(registry).await?;
+
+        let rules = Arc::new(
+            RemoteRules::connect_tls(
+                &args.validator,
+                token.trim(),
+                Duration::from_millis(args.validator_timeout_ms),
+                validator_tls,
+            )
+            .with_context(|| format!("--validator {}", args.validator))?,
+        );
+        let clips = open_clips(args)?;
+        let signer = table_signer(args)?;
+        let archive = archive_client(args, &token, clips.as_ref(), signer.as_ref(), &metrics)?;
+        let table_wallet = open_wallet(args, &token).await?;
+        #[cfg(feature = "jetstream")]
+        let events = connect_events(args, &metrics).await?;
+        let parts = TableParts {
+            shoe,
+            rules,
+            archive,
+            wallet: Arc::clone(&table_wallet.wallet),
+            signer,
+            metrics: &metrics,
+            #[cfg(feature = "jetstream")]
+            events: events.as_deref(),
+        };
+        let (hosted, tasks) = start_tables(args, configs, &parts).await?;
+        let options = serve_options(args, serving, hosted, &table_wallet, metrics.hub);
+        #[cfg(feature = "gstreamer")]
+        let options = ServeOptions { clips, ..options };
+        #[cfg(feature = "jetstream")]
+        let options = ServeOptions { events, ..options };
+        serve_then_stop(listener, options, tasks, stop).await
+    })
+}
+
+/// What the broadcaster serves with, checked before anything starts.
+struct Serving {
+    verifier: Verifier,
+    tls: Option<ServerTls>,
+    limits: RequestLimits,
+    web_origins: Vec<Origin>,
+}
+
+/// How the hosted tables are served; the clips and the event streams are added by the
+/// caller, with the features that bring them.
+fn serve_options(
+    args: &BroadcasterArgs,
+    serving: Serving,
+    hosted: Vec<HostedTable>,
+    table_wallet: &TableWallet,
+    metrics: HubMetricFamilies,
+) -> ServeOptions {
+    let mut options = ServeOptions::new(Arc::new(serving.verifier), hosted);
+    options.welcome = table_wallet
+        .cashier
+        .clone()
+        .filter(|_| args.welcome_credit > 0)
+        .map(|cashier| WelcomeCredit {
+            amount: args.welcome_credit,
+            cashier,
+        });
+    options.currency.clone_from(&args.currency);
+    options.tls = serving.tls;
+    options.metrics = metrics;
+    options.limits = serving.limits;
+    options.fanout.subscriber_queue = args.subscriber_queue as usize;
+    options.web.allowed_origins = serving.web_origins;
+    options.advertise.clone_from(&args.advertise);
+    options
+}
+
+/// Each `--table` (or the seven tiers) with the table flags applied, checked.
+fn table_configs(args: &BroadcasterArgs) -> anyhow::Result<Vec<TableConfig>> {
     let pacing = match args.pacing {
         PacingArg::Live => Pacing::Live,
         PacingArg::Automated => Pacing::AutomatedMultiplayer,
@@ -191,13 +290,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     };
     let paytable = Paytable::preset(&args.paytable)
         .with_context(|| format!("--paytable {}", args.paytable))?;
-    let limits = args.limits.checked()?;
     let currency = banco_table::Currency::parse(&args.currency).context("--currency")?;
-    let web_origins = args
-        .web_origins
-        .iter()
-        .map(|origin| Origin::parse(origin).context("--web-origin"))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     let blocked_words = match &args.chat_blocked_words {
         Some(path) => read_words(path)?,
         None => Vec::new(),
@@ -217,8 +310,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.tables
             .iter()
-            .map(|spec| parse_table_spec(spec))
-            .collect::<Result<Vec<_>, _>>()?
+            .map(|spec| parse_table_spec(spec).context("--table"))
+            .collect::<anyhow::Result<Vec<_>>>()?
     };
     let mut configs = Vec::new();
     for spec in &specs {
@@ -252,170 +345,252 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         }
         configs.push(config);
     }
+    Ok(configs)
+}
 
+/// `--data-dir`, made if missing and held for as long as the lock lives: two broadcasters
+/// on one folder would both append to the same journals.
+fn lock_data_dir(args: &BroadcasterArgs) -> anyhow::Result<FolderLock> {
     std::fs::create_dir_all(&args.data_dir).with_context(|| {
         format!(
             "--data-dir {}: could not create it",
             args.data_dir.display()
         )
     })?;
-    // Two broadcasters on one folder would both append to the same journals.
-    let _data_lock = FolderLock::take(&args.data_dir, "banco broadcaster").context("--data-dir")?;
+    FolderLock::take(&args.data_dir, "banco broadcaster").context("--data-dir")
+}
 
-    life.run(|life, stop| async move {
-        let listener = life.bind().await?;
-        let mut registry = Registry::default();
-        let table_metrics = TableMetricFamilies::register(&mut registry);
-        let hub_metrics = HubMetricFamilies::register(&mut registry);
-        let event_metrics = EventMetricFamilies::register(&mut registry);
-        let video_metrics = VideoMetricFamilies::register(&mut registry);
-        life.serve_metrics(registry).await?;
+/// The broadcaster's metric families, registered for `/metrics`.
+struct Metrics {
+    table: TableMetricFamilies,
+    hub: HubMetricFamilies,
+    #[cfg(feature = "jetstream")]
+    events: EventMetricFamilies,
+    video: VideoMetricFamilies,
+}
 
-        let rules = Arc::new(
-            RemoteRules::connect_tls(
-                &args.validator,
-                token.trim(),
-                Duration::from_millis(args.validator_timeout_ms),
-                validator_tls,
-            )
-            .with_context(|| format!("--validator {}", args.validator))?,
+impl Metrics {
+    fn register(registry: &mut Registry) -> Metrics {
+        Metrics {
+            table: TableMetricFamilies::register(registry),
+            hub: HubMetricFamilies::register(registry),
+            #[cfg(feature = "jetstream")]
+            events: EventMetricFamilies::register(registry),
+            video: VideoMetricFamilies::register(registry),
+        }
+    }
+}
+
+/// The signer of every finished round's hash (`--table-key`); without it rounds go unsigned,
+/// and the log says so.
+fn table_signer(args: &BroadcasterArgs) -> anyhow::Result<Option<Arc<TableSigner>>> {
+    let Some(path) = &args.table_key else {
+        tracing::warn!(
+            "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
         );
-        let clips = if args.no_clips {
-            None
-        } else {
-            let dir = args
-                .clips_dir
-                .clone()
-                .unwrap_or_else(|| args.data_dir.join("clips"));
-            Some(ClipStore::open(&dir)?)
-        };
-        let signer = match &args.table_key {
-            Some(path) => Some(Arc::new(TableSigner::new(
-                load_signing_key(path)
-                    .with_context(|| format!("--table-key {}", path.display()))?,
-            ))),
+        return Ok(None);
+    };
+    let key = load_signing_key(path).with_context(|| format!("--table-key {}", path.display()))?;
+    Ok(Some(Arc::new(TableSigner::new(key))))
+}
+
+/// The client of `--archive`, uploading each round's clip and signing its record when
+/// there are clips and a signer; `None` without `--archive` (rounds go to outbox files).
+fn archive_client(
+    args: &BroadcasterArgs,
+    token: &str,
+    clips: Option<&Arc<ClipStore>>,
+    signer: Option<&Arc<TableSigner>>,
+    metrics: &Metrics,
+) -> anyhow::Result<Option<Arc<ArchiveClient>>> {
+    let Some(url) = &args.archive else {
+        return Ok(None);
+    };
+    let tls = args
+        .archive_ca
+        .as_deref()
+        .map(ClientTls::from_ca_pem_file)
+        .transpose()?;
+    let mut client = ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
+        .with_context(|| format!("--archive {url}"))?
+        .with_video_metrics(&metrics.video);
+    if let Some(clips) = clips {
+        client = client.with_clips(Arc::clone(clips));
+    }
+    if let Some(signer) = signer {
+        client = client.with_signer(Arc::clone(signer));
+    }
+    Ok(Some(Arc::new(client)))
+}
+
+/// The wallet the tables spend through; `--welcome-credit` needs the embedded one, whose
+/// cashier this broadcaster can deposit with.
+async fn open_wallet(args: &BroadcasterArgs, token: &str) -> anyhow::Result<TableWallet> {
+    let table_wallet = args.wallet.open(&args.data_dir, token).await?;
+    if args.welcome_credit > 0 && table_wallet.cashier.is_none() {
+        bail!(
+            "--welcome-credit: this broadcaster deposits only into its embedded wallet, not into \
+             --wallet {}; credit players there (`banco cashier deposit`, or the casino's own \
+             cashier)",
+            args.wallet.wallet
+        );
+    }
+    tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
+    Ok(table_wallet)
+}
+
+/// The tables' streams on the NATS server of `--events`, if given.
+#[cfg(feature = "jetstream")]
+async fn connect_events(
+    args: &BroadcasterArgs,
+    metrics: &Metrics,
+) -> anyhow::Result<Option<Arc<EventLog>>> {
+    let Some(url) = &args.events else {
+        return Ok(None);
+    };
+    let options = EventOptions {
+        max_events: args.events_kept,
+        ..EventOptions::default()
+    };
+    let events = EventLog::connect(url, options, metrics.events.clone())
+        .await
+        .context("--events")?;
+    tracing::info!(%url, "banco broadcaster: each table's events also go to its stream on NATS JetStream");
+    Ok(Some(Arc::new(events)))
+}
+
+/// What every table of this broadcaster starts with.
+struct TableParts<'a> {
+    shoe: ShoeConfig,
+    rules: Arc<RemoteRules>,
+    archive: Option<Arc<ArchiveClient>>,
+    wallet: Arc<dyn Wallet>,
+    signer: Option<Arc<TableSigner>>,
+    metrics: &'a Metrics,
+    #[cfg(feature = "jetstream")]
+    events: Option<&'a EventLog>,
+}
+
+/// Starts the actor of each table, each journaling under `<data-dir>/<table>/` and
+/// delivering its rounds to the archive or to its outbox file; an automated table gets
+/// its first shoe.
+async fn start_tables(
+    args: &BroadcasterArgs,
+    configs: Vec<TableConfig>,
+    parts: &TableParts<'_>,
+) -> anyhow::Result<(Vec<HostedTable>, Vec<ActorTask>)> {
+    let mut hosted = Vec::new();
+    let mut tasks = Vec::new();
+    for config in configs {
+        let dir = args.data_dir.join(&config.table_id);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("could not create {}", dir.display()))?;
+        let sink: Arc<dyn ArchiveSink> = match &parts.archive {
+            Some(client) => Arc::clone(client) as Arc<dyn ArchiveSink>,
             None => {
-                tracing::warn!(
-                    "banco broadcaster: no --table-key: finished rounds go to the archive unsigned"
-                );
-                None
+                let outbox_path = dir.join("outbox.jsonl");
+                Arc::new(
+                    OutboxFile::open(&outbox_path)
+                        .with_context(|| format!("could not open {}", outbox_path.display()))?,
+                )
             }
         };
-        let archive = match &args.archive {
-            Some(url) => {
-                let tls = args
-                    .archive_ca
-                    .as_deref()
-                    .map(ClientTls::from_ca_pem_file)
-                    .transpose()?;
-                let mut client =
-                    ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
-                        .with_context(|| format!("--archive {url}"))?
-                        .with_video_metrics(&video_metrics);
-                if let Some(clips) = &clips {
-                    client = client.with_clips(Arc::clone(clips));
-                }
-                if let Some(signer) = &signer {
-                    client = client.with_signer(Arc::clone(signer));
-                }
-                Some(Arc::new(client))
-            }
-            None => None,
-        };
-        let table_wallet = args.wallet.open(&args.data_dir, &token).await?;
-        if args.welcome_credit > 0 && table_wallet.cashier.is_none() {
-            bail!(
-                "--welcome-credit: this broadcaster deposits only into its embedded wallet, not into \
-                 --wallet {}; credit players there (`banco cashier deposit`, or the casino's own \
-                 cashier)",
-                args.wallet.wallet
-            );
+        let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
+        actor_config.wallet = Arc::clone(&parts.wallet);
+        actor_config.signer.clone_from(&parts.signer);
+        actor_config.metrics = parts.metrics.table.for_table(&config.table_id);
+        // Journaled with the table's config: a restart with other settings is refused.
+        actor_config.default_shoe = Some(parts.shoe);
+        #[cfg(feature = "jetstream")]
+        if let Some(events) = parts.events {
+            events.add_table(actor_config.clone());
         }
-        tracing::info!(wallet = %table_wallet.described, "banco broadcaster: the tables spend through this wallet");
-        let wallet = Arc::clone(&table_wallet.wallet);
-        let events = match &args.events {
-            Some(url) => {
-                let options = EventOptions {
-                    max_events: args.events_kept,
-                    ..EventOptions::default()
-                };
-                let events = EventLog::connect(url, options, event_metrics).await?;
-                tracing::info!(%url, "banco broadcaster: each table's events also go to its stream on NATS JetStream");
-                Some(Arc::new(events))
-            }
-            None => None,
-        };
-        let mut hosted = Vec::new();
-        let mut tasks = Vec::new();
-        for config in configs {
-            let dir = args.data_dir.join(&config.table_id);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("could not create {}", dir.display()))?;
-            let sink: Arc<dyn ArchiveSink> = match &archive {
-                Some(client) => Arc::clone(client) as Arc<dyn ArchiveSink>,
-                None => {
-                    let outbox_path = dir.join("outbox.jsonl");
-                    Arc::new(
-                        OutboxFile::open(&outbox_path)
-                            .with_context(|| format!("could not open {}", outbox_path.display()))?,
-                    )
-                }
-            };
-            let mut actor_config = ActorConfig::in_dir(config.clone(), &dir);
-            actor_config.wallet = Arc::clone(&wallet);
-            actor_config.signer.clone_from(&signer);
-            actor_config.metrics = table_metrics.for_table(&config.table_id);
-            // Journaled with the table's config: a restart with other settings is refused.
-            actor_config.default_shoe = Some(shoe);
-            if let Some(events) = &events {
-                events.add_table(actor_config.clone());
-            }
-            let (handle, task) = spawn(
-                actor_config,
-                Arc::clone(&rules) as Arc<dyn Rules>,
-                sink,
-                Clock::system(),
-            )
-            .await
-            .with_context(|| format!("could not start table {}", config.table_id))?;
-            if args.pacing != PacingArg::Live {
-                open_first_shoe(&handle, shoe).await?;
-            }
-            hosted.push(HostedTable::new(handle, config, shoe).with_video_metrics(&video_metrics));
-            tasks.push(task);
+        let (handle, task) = spawn(
+            actor_config,
+            Arc::clone(&parts.rules) as Arc<dyn Rules>,
+            sink,
+            Clock::system(),
+        )
+        .await
+        .with_context(|| format!("could not start table {}", config.table_id))?;
+        if args.pacing != PacingArg::Live {
+            open_first_shoe(&handle, parts.shoe).await?;
         }
-        let mut options = ServeOptions::new(Arc::new(verifier), hosted);
-        options.welcome = table_wallet
-            .cashier
-            .clone()
-            .filter(|_| args.welcome_credit > 0)
-            .map(|cashier| WelcomeCredit {
-                amount: args.welcome_credit,
-                cashier,
-            });
-        options.currency.clone_from(&args.currency);
-        options.tls = tls;
-        options.clips = clips;
-        options.metrics = hub_metrics;
-        options.limits = limits;
-        options.fanout.subscriber_queue = args.subscriber_queue as usize;
-        options.web.allowed_origins = web_origins;
-        options.events = events;
-        options.advertise.clone_from(&args.advertise);
-        let stopping = async {
-            stop.requested().await;
-            stop_deadline();
-        };
-        let served = serve(listener, options, stopping).await;
-        // Answer and journal what is queued, then stop, even if serving failed.
-        STOP_STAGE.store(1, Ordering::Relaxed);
-        for task in tasks {
-            task.shutdown().await;
-        }
-        STOP_STAGE.store(2, Ordering::Relaxed);
-        served?;
-        Ok(())
-    })
+        hosted.push(
+            HostedTable::new(handle, config, parts.shoe).with_video_metrics(&parts.metrics.video),
+        );
+        tasks.push(task);
+    }
+    Ok((hosted, tasks))
+}
+
+/// Serves until a stop is asked, then lets the tables answer and journal what is queued,
+/// even if serving failed.
+async fn serve_then_stop(
+    listener: TcpListener,
+    options: ServeOptions,
+    tasks: Vec<ActorTask>,
+    stop: StopSignal,
+) -> anyhow::Result<()> {
+    let stopping = async {
+        stop.requested().await;
+        stop_deadline();
+    };
+    let served = serve(listener, options, stopping).await;
+    STOP_STAGE.store(1, Ordering::Relaxed);
+    for task in tasks {
+        task.shutdown().await;
+    }
+    STOP_STAGE.store(2, Ordering::Relaxed);
+    served?;
+    Ok(())
+}
+
+/// Where a clip of every round is recorded: `--clips-dir`, by default `<data-dir>/clips`.
+/// A build without GStreamer records none, and says so at start so that nobody expects
+/// them (`--clips-dir` was refused before).
+fn open_clips(args: &BroadcasterArgs) -> anyhow::Result<Option<Arc<ClipStore>>> {
+    if args.no_clips {
+        return Ok(None);
+    }
+    if !cfg!(feature = "gstreamer") {
+        tracing::warn!(
+            "banco broadcaster: built without the `gstreamer` feature: no round clips are \
+             recorded (give --no-clips to say so)"
+        );
+        return Ok(None);
+    }
+    let dir = args
+        .clips_dir
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("clips"));
+    Ok(Some(ClipStore::open(&dir)?))
+}
+
+/// What this build of banco cannot do, refused before anything starts.
+fn refuse_left_out_features(args: &BroadcasterArgs) -> anyhow::Result<()> {
+    if let Some(url) = args
+        .events
+        .as_ref()
+        .filter(|_| !cfg!(feature = "jetstream"))
+    {
+        bail!(
+            "--events {url}: publishing the tables' events to NATS JetStream needs the \
+             `jetstream` feature, which this build of banco left out"
+        );
+    }
+    if let Some(dir) = args
+        .clips_dir
+        .as_ref()
+        .filter(|_| !cfg!(feature = "gstreamer"))
+    {
+        bail!(
+            "--clips-dir {}: recording round clips needs the `gstreamer` feature, which this \
+             build of banco left out",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Seed 004's seven tables: minimum and maximum per position, in major units.

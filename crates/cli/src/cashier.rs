@@ -85,7 +85,7 @@ enum CashierCommand {
 }
 
 pub(crate) fn run(args: &CashierArgs) -> anyhow::Result<ExitCode> {
-    let bearer = banco_auth::client::read_token_file(&args.token_file)?.bearer;
+    let bearer = crate::player::connect::read_token(&args.token_file)?;
     let tls = args
         .ca_cert
         .as_deref()

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use banco_auth::BearerToken;
+use banco_auth::client::ClientError;
 use banco_rules::Card;
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -136,7 +137,7 @@ pub(crate) enum CroupierCommand {
 pub(crate) type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
-    let bearer = banco_auth::client::read_token_file(&args.at.token_file)?.bearer;
+    let bearer = crate::player::connect::read_token(&args.at.token_file)?;
     let currency = Currency::parse(&args.currency).context("--currency")?;
     let command_id = match &args.command_id {
         Some(id) => id.clone(),
@@ -164,7 +165,14 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
 /// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
 /// `https://` (see [`banco_auth::client::endpoint`]).
 pub(crate) fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
-    Ok(banco_auth::client::endpoint(server, ca_cert)?)
+    banco_auth::client::endpoint(server, ca_cert).map_err(|err| {
+        let flags = match err {
+            ClientError::BadUrl(_) => "--server",
+            ClientError::Ca { .. } | ClientError::TlsConfig { .. } => "--ca-cert",
+            _ => "--server, --ca-cert",
+        };
+        anyhow::Error::new(err).context(flags)
+    })
 }
 
 async fn send(

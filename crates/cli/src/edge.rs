@@ -5,15 +5,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-
-use anyhow::Context as _;
-use banco_auth::ClientTls;
-use banco_broadcaster::{EdgeMetricFamilies, EdgeOptions, FanoutLimits, Origin, serve_edge};
-use prometheus_client::registry::Registry;
 
 use crate::broadcaster::LimitArgs;
-use crate::service_life::ServiceLife;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct EdgeArgs {
@@ -54,7 +47,19 @@ pub(crate) struct EdgeArgs {
     ops: crate::ops::OpsArgs,
 }
 
+#[cfg(feature = "jetstream")]
 pub(crate) fn run(args: &EdgeArgs) -> anyhow::Result<ExitCode> {
+    use std::sync::Arc;
+
+    use anyhow::Context as _;
+    use banco_auth::ClientTls;
+    use banco_broadcaster::{
+        EdgeMetricFamilies, EdgeOptions, EventsError, FanoutLimits, Origin, ServeError, serve_edge,
+    };
+    use prometheus_client::registry::Registry;
+
+    use crate::service_life::ServiceLife;
+
     let verifier = args.tokens.verifier()?;
     let tls = args.tls.load()?;
     let life = ServiceLife::new("edge", args.listen, tls.as_ref(), &args.ops)?;
@@ -91,7 +96,22 @@ pub(crate) fn run(args: &EdgeArgs) -> anyhow::Result<ExitCode> {
         options.limits = limits;
         options.web.allowed_origins = web_origins;
         options.metrics = metrics;
-        serve_edge(listener, options, stop.requested()).await?;
+        serve_edge(listener, options, stop.requested())
+            .await
+            .map_err(|err| {
+                let events = matches!(&err, ServeError::Service(e) if e.is::<EventsError>());
+                let err = anyhow::Error::new(err);
+                if events { err.context("--events") } else { err }
+            })?;
         Ok(())
     })
+}
+
+/// The edge reads the tables' streams on NATS JetStream, which this build left out.
+#[cfg(not(feature = "jetstream"))]
+pub(crate) fn run(_: &EdgeArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "banco edge: serving players from the tables' streams on NATS JetStream needs the \
+         `jetstream` feature, which this build of banco left out"
+    )
 }

@@ -34,6 +34,7 @@ mod shoe_sim;
 mod stop_signal;
 mod stop_with_parent;
 mod stream;
+#[cfg(feature = "gstreamer")]
 mod stream_metrics;
 mod table_wallet;
 mod times;
@@ -200,5 +201,56 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
             logging::fatal(&err);
             exit::exit_code(&err)
         }
+    }
+}
+
+#[cfg(all(test, not(all(feature = "gstreamer", feature = "jetstream"))))]
+mod left_out_features {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Checks that `banco <args>` fails before it starts anything, with a message that
+    /// starts with `starts` and names `feature`.
+    fn assert_refused(args: &[&str], starts: &str, feature: &str) {
+        let cli =
+            Cli::try_parse_from(std::iter::once("banco").chain(args.iter().copied())).unwrap();
+        let result = match cli.command {
+            Command::Broadcaster(args) => broadcaster::run(&args),
+            Command::Edge(args) => edge::run(&args),
+            Command::Stream(args) => stream::run(&args),
+            other => panic!("{other:?}: not refused for a feature"),
+        };
+        let err = format!("{:#}", result.unwrap_err());
+        let named = format!("`{feature}` feature");
+        assert!(err.starts_with(starts) && err.contains(&named), "{err}");
+    }
+
+    const BROADCASTER: [&str; 5] = [
+        "broadcaster",
+        "--public-key",
+        "signing.pub",
+        "--service-token-file",
+        "service.token",
+    ];
+
+    #[cfg(not(feature = "jetstream"))]
+    #[test]
+    fn without_jetstream_events_and_the_edge_are_refused_naming_it() {
+        let events = [&BROADCASTER[..], &["--events", "nats://n:4222"]].concat();
+        assert_refused(&events, "--events nats://n:4222: ", "jetstream");
+        let edge = ["edge", "--public-key", "k.pub", "--service-token-file", "s"];
+        assert_refused(&edge, "banco edge: ", "jetstream");
+    }
+
+    #[cfg(not(feature = "gstreamer"))]
+    #[test]
+    fn without_gstreamer_clips_and_the_camera_are_refused_naming_it() {
+        let clips = [&BROADCASTER[..], &["--clips-dir", "clips"]].concat();
+        assert_refused(&clips, "--clips-dir clips: ", "gstreamer");
+        assert_refused(
+            &["stream", "--token-file", "t"],
+            "banco stream: ",
+            "gstreamer",
+        );
     }
 }

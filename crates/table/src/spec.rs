@@ -6,7 +6,7 @@ use banco_rules::amount::parse_stake;
 
 use crate::policy::Limits;
 
-/// One `--table`: its id, and its limits per position when given.
+/// One table to host: its id, and its limits per position when given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableSpec {
     pub id: String,
@@ -16,9 +16,9 @@ pub struct TableSpec {
 /// Why a table spec was refused; the message quotes the spec.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TableSpecError {
-    #[error("--table {0}: limits are MIN-MAX in major units, e.g. T01=5-300")]
+    #[error("table spec `{0}`: limits are MIN-MAX in major units, e.g. T01=5-300")]
     BadLimits(String),
-    #[error("--table {spec}: the minimum {min} is above the maximum {max} (minor units)")]
+    #[error("table spec `{spec}`: the minimum {min} is above the maximum {max} (minor units)")]
     MinAboveMax { spec: String, min: i64, max: i64 },
 }
 
@@ -33,8 +33,8 @@ pub fn parse_table_spec(spec: &str) -> Result<TableSpec, TableSpecError> {
     };
     let bad = || TableSpecError::BadLimits(spec.to_owned());
     let (min, max) = limits.split_once('-').ok_or_else(bad)?;
-    let min = parse_stake("--table", min).map_err(|_| bad())?;
-    let max = parse_stake("--table", max).map_err(|_| bad())?;
+    let min = parse_stake("the minimum", min).map_err(|_| bad())?;
+    let max = parse_stake("the maximum", max).map_err(|_| bad())?;
     if min > max {
         return Err(TableSpecError::MinAboveMax {
             spec: spec.to_owned(),

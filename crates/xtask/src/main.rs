@@ -1,9 +1,11 @@
 //! `cargo xtask`: the project's own automation, in Rust so that it runs wherever cargo does.
 //!
 //! - `setup`: installs the Debian packages banco needs, when any is missing.
-//! - `test`:  setup, the player page built and its own tests, then formatting, clippy,
-//!   `banco`'s dependencies checked (no benchmarks, no console), every test of the
-//!   workspace, and the book built with its links checked.
+//! - `test`:  setup, the player page built and its own tests, then formatting, clippy
+//!   (also of banco-broadcaster and banco-cli without their default features),
+//!   `banco`'s dependencies checked (no benchmarks, no console; without its default
+//!   features no GStreamer, no async-nats), every test of the workspace, and the book
+//!   built with its links checked.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
 //! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
@@ -31,9 +33,11 @@ usage: cargo xtask <command>
 commands:
   setup   install the Debian packages banco needs (as root; otherwise prints the command)
   test    setup, the page built and its tests (npm), cargo fmt --check, clippy -D
-          warnings, banco's dependencies checked (without the benchmarks and the
-          console), every test of the workspace, then the book built (mdbook, installed
-          if missing) and its links checked
+          warnings (broadcaster and cli also --no-default-features), banco's
+          dependencies checked (without the benchmarks and the console; without its
+          default features, without GStreamer and async-nats), every test of the
+          workspace, then the book built (mdbook, installed if missing) and its links
+          checked
   ci      test, then build the benchmarks and run each fuzz target for 20 s (on nightly
           if installed, else on stable with RUSTC_BOOTSTRAP=1)
   bench   run the criterion benchmarks and print their figures
@@ -91,6 +95,19 @@ fn test() -> Result<()> {
     cargo(&[
         "clippy",
         "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    // The crates whose features leave GStreamer and async-nats out, built without them.
+    cargo(&[
+        "clippy",
+        "-p",
+        "banco-broadcaster",
+        "-p",
+        "banco-cli",
+        "--no-default-features",
         "--all-targets",
         "--",
         "-D",

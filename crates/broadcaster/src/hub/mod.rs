@@ -17,6 +17,7 @@ mod feed;
 mod queue;
 mod regenerate;
 mod ring;
+#[cfg(feature = "jetstream")]
 mod stream;
 mod task;
 mod translate;
@@ -32,9 +33,13 @@ use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use feed::{Feed, Next};
 pub(crate) use queue::{Front, Queue, install_relay};
+#[cfg(feature = "jetstream")]
 pub(crate) use regenerate::regenerate;
 pub(crate) use ring::Encoded;
-pub(crate) use ring::{record_of, through};
+#[cfg(feature = "jetstream")]
+pub(crate) use ring::record_of;
+pub(crate) use ring::through;
+#[cfg(feature = "jetstream")]
 pub(crate) use stream::{StreamHub, StreamItem};
 pub(crate) use translate::winners;
 

@@ -36,6 +36,7 @@ use crate::subscribe::{PlayerRoutes, SubscribeRoute, Subscriptions, VideoSource}
 use crate::table_routes::TableRoutes;
 use crate::table_service::TableServer;
 use crate::video::VideoIngestServer;
+#[cfg(feature = "clips")]
 use crate::video::clip_store::ClipStore;
 
 /// How to serve.
@@ -61,6 +62,7 @@ pub struct ServeOptions {
     /// one per core). See `serve`.
     pub io_threads: usize,
     /// Where a clip of every round is recorded (`None`: no clips).
+    #[cfg(feature = "clips")]
     pub clips: Option<Arc<ClipStore>>,
     /// Where the fan-out hubs count subscribers, lag and cut-offs.
     pub metrics: crate::metrics::HubMetricFamilies,
@@ -70,6 +72,7 @@ pub struct ServeOptions {
     pub web: crate::web::WebOptions,
     /// Each table's events also to its stream on NATS JetStream (`--events`), for the
     /// edges; `None`: this process alone serves the players.
+    #[cfg(feature = "jetstream")]
     pub events: Option<Arc<crate::events::EventLog>>,
     /// Where the edges reach this broadcaster's PlayerService, written in each table's
     /// record (default: `http://` or `https://` and the address listened on).
@@ -87,10 +90,12 @@ impl ServeOptions {
             tls: None,
             fanout: FanoutLimits::default(),
             io_threads: std::thread::available_parallelism().map_or(2, usize::from),
+            #[cfg(feature = "clips")]
             clips: None,
             metrics: crate::metrics::HubMetricFamilies::default(),
             limits: RequestLimits::default(),
             web: crate::web::WebOptions::default(),
+            #[cfg(feature = "jetstream")]
             events: None,
             advertise: None,
         }
@@ -156,9 +161,12 @@ pub async fn serve(
     }
 
     for table in tables.all() {
+        #[cfg(feature = "jetstream")]
         let streamed = options.events.as_ref().and_then(|events| {
             events.start(table.id(), &options.currency, options.fanout.ring_events)
         });
+        #[cfg(not(feature = "jetstream"))]
+        let streamed = None;
         table
             .start_hub(
                 &options.currency,
@@ -168,6 +176,7 @@ pub async fn serve(
             )
             .await
             .map_err(StartError::from)?;
+        #[cfg(feature = "clips")]
         if let Some(clips) = &options.clips {
             table.start_clips(clips);
         }
@@ -200,6 +209,7 @@ pub async fn serve(
         Arc::clone(&options.verifier),
         &[Role::Player, Role::Service],
     ));
+    #[cfg(feature = "jetstream")]
     if let Some(events) = &options.events {
         let scheme = if options.tls.is_some() {
             "https"

@@ -12,12 +12,13 @@
 //!   where the archive sink asks for it.
 
 pub(crate) mod clip_store;
+#[cfg(feature = "clips")]
 pub(crate) mod clips;
-#[cfg(test)]
+#[cfg(all(test, feature = "clips"))]
 mod delivery_tests;
 pub(crate) mod ingest;
 pub(crate) mod relay;
-#[cfg(test)]
+#[cfg(all(test, feature = "clips"))]
 pub(crate) mod test_table;
 mod viewer;
 

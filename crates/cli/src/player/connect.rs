@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use banco_auth::BearerToken;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tonic::codegen::InterceptedService;
@@ -37,9 +38,12 @@ impl ServerArgs {
     }
 }
 
-/// The token in `path` (as `banco token issue` prints it) as a client interceptor.
+/// The token in `path`, given with `--token-file` (as `banco token issue` prints it), as a
+/// client interceptor.
 pub(crate) fn read_token(path: &Path) -> anyhow::Result<BearerToken> {
-    Ok(banco_auth::client::read_token_file(path)?.bearer)
+    Ok(banco_auth::client::read_token_file(path)
+        .context("--token-file")?
+        .bearer)
 }
 
 pub(crate) fn client(channel: Channel, token: BearerToken) -> Client {
@@ -82,13 +86,17 @@ mod tests {
         };
         assert!(args("http://127.0.0.1:7102", None).endpoint().is_ok());
         let err = args("https://h:1", None).endpoint().expect_err("no CA");
-        assert!(err.to_string().contains("--ca-cert"), "{err}");
+        assert!(format!("{err:#}").contains("--ca-cert"), "{err:#}");
         let err = args("http://h:1", Some("ca.pem"))
             .endpoint()
             .expect_err("CA on http");
-        assert!(err.to_string().contains("https://"), "{err}");
+        assert!(format!("{err:#}").contains("https://"), "{err:#}");
         let err = args("not a url", None).endpoint().expect_err("garbage");
-        assert!(err.to_string().contains("not a URL"), "{err}");
+        let err = format!("{err:#}");
+        assert!(
+            err.starts_with("--server: ") && err.contains("not a URL"),
+            "{err}"
+        );
     }
 
     #[test]

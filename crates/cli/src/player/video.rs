@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context as _, bail};
+#[cfg(feature = "gstreamer")]
+use anyhow::Context as _;
+use anyhow::bail;
+#[cfg(feature = "gstreamer")]
 use banco_streaming::{Recorder, RecorderOptions};
 use banco_wire::pb;
 
@@ -43,6 +46,14 @@ impl VideoArgs {
             && !(s.is_finite() && s > 0.0)
         {
             bail!("--seconds {s}: must be a positive number");
+        }
+        #[cfg(not(feature = "gstreamer"))]
+        if let Some(out) = &self.out {
+            bail!(
+                "--out {}: writing MP4 needs the `gstreamer` feature, which this build of banco \
+                 left out (--probe needs no GStreamer)",
+                out.display()
+            );
         }
         if let Some(out) = &self.out
             && let Some(dir) = out.parent()
@@ -130,6 +141,7 @@ pub(crate) async fn run(
     table: &str,
     args: &VideoArgs,
 ) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "gstreamer")]
     let mut recorder = match &args.out {
         Some(path) => Some(Recorder::start(&RecorderOptions {
             mp4: Some(path.clone()),
@@ -204,6 +216,7 @@ pub(crate) async fn run(
                     delay.as_secs_f64() * 1e3
                 );
             }
+            #[cfg(feature = "gstreamer")]
             if let Some(recorder) = recorder.as_mut() {
                 recorder.push(&unit)?;
             }
@@ -233,6 +246,7 @@ pub(crate) async fn run(
         ms(0.99),
         ms(1.0)
     );
+    #[cfg(feature = "gstreamer")]
     if let (Some(recorder), Some(path)) = (recorder, &args.out) {
         let summary = tokio::task::spawn_blocking(move || recorder.finish())
             .await
@@ -254,4 +268,25 @@ pub(crate) async fn run(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(all(test, not(feature = "gstreamer")))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn without_gstreamer_only_the_probe_is_offered() {
+        let mut args = VideoArgs {
+            out: Some(PathBuf::from("round.mp4")),
+            probe: true,
+            frames: None,
+            seconds: None,
+        };
+        let err = args.check().unwrap_err().to_string();
+        assert!(err.starts_with("--out round.mp4: "), "{err}");
+        assert!(err.contains("`gstreamer` feature"), "{err}");
+        args.out = None;
+        args.check().unwrap();
+    }
 }

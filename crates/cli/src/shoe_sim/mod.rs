@@ -142,7 +142,7 @@ impl Reader {
 }
 
 pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
-    let token = banco_auth::client::read_token_file(&args.at.token_file)?;
+    let token = banco_auth::client::read_token_file(&args.at.token_file).context("--token-file")?;
     let endpoint = args.at.server.endpoint()?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(async {

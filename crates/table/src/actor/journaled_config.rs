@@ -9,6 +9,7 @@
 use banco_records::journal::{self, ConfigRecord, JOURNAL_FORMAT, TableSettings};
 use serde_json::Value;
 
+use crate::currency::Currency;
 use crate::policy::{ChatPolicy, Limits, Pacing, TableConfig, TablePolicy, UnderMinimum};
 
 /// Record 1 of every journal, as stored ([`ConfigRecord`] of [`TableSettings`]).
@@ -21,6 +22,69 @@ impl From<&TableConfig> for TableSettings {
             pacing: config.pacing.into(),
             policy: (&config.policy).into(),
         }
+    }
+}
+
+/// A journal's configuration read back, to replay the journal under it (an auditor's copy
+/// of a table). `Err` names the setting that this version cannot take.
+impl TryFrom<&TableSettings> for TableConfig {
+    type Error = String;
+
+    fn try_from(settings: &TableSettings) -> Result<TableConfig, String> {
+        let journal::Policy {
+            currency,
+            limits,
+            position_limits,
+            under_minimum,
+            tie_needs_main_bet,
+            progression_cap,
+            paytable,
+            live_betting_ms,
+            automated_betting_ms,
+            automated_draw_delay_ms,
+            seats,
+            pass_window_ms,
+            chat,
+        } = &settings.policy;
+        let limits_of = |l: &journal::Limits| Limits {
+            min: l.min,
+            max: l.max,
+        };
+        Ok(TableConfig {
+            table_id: settings.table_id.clone(),
+            pacing: match settings.pacing {
+                journal::Pacing::Live => Pacing::Live,
+                journal::Pacing::AutomatedMultiplayer => Pacing::AutomatedMultiplayer,
+                journal::Pacing::SinglePlayer => Pacing::SinglePlayer,
+            },
+            policy: TablePolicy {
+                currency: Currency::parse(currency)
+                    .map_err(|e| format!("table.policy.currency: {e}"))?,
+                limits: limits_of(limits),
+                position_limits: position_limits
+                    .iter()
+                    .map(|(kind, l)| (*kind, limits_of(l)))
+                    .collect(),
+                under_minimum: match under_minimum {
+                    journal::UnderMinimum::Raise => UnderMinimum::Raise,
+                    journal::UnderMinimum::Reject => UnderMinimum::Reject,
+                },
+                tie_needs_main_bet: *tie_needs_main_bet,
+                progression_cap: *progression_cap,
+                paytable: paytable.clone(),
+                live_betting_ms: *live_betting_ms,
+                automated_betting_ms: *automated_betting_ms,
+                automated_draw_delay_ms: *automated_draw_delay_ms,
+                seats: *seats,
+                pass_window_ms: *pass_window_ms,
+                chat: ChatPolicy {
+                    max_chars: chat.max_chars,
+                    burst: chat.burst,
+                    window_ms: chat.window_ms,
+                    blocked_words: chat.blocked_words.clone(),
+                },
+            },
+        })
     }
 }
 
@@ -206,7 +270,19 @@ mod tests {
             let read: TableSettings =
                 serde_json::from_str(&serde_json::to_string(&table).unwrap()).unwrap();
             assert_eq!(read, stored);
+            assert_eq!(TableConfig::try_from(&read), Ok(table));
         }
+    }
+
+    #[test]
+    fn a_currency_this_version_cannot_take_is_named() {
+        let mut settings = TableSettings::from(&TableConfig::new("T01", Pacing::Live));
+        settings.policy.currency = "euro".to_owned();
+        let why = TableConfig::try_from(&settings).unwrap_err();
+        assert!(
+            why.starts_with("table.policy.currency: currency `euro`"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use dealer::Dealer;
 
 const TABLE: &str = "T01";
 const CURRENCY: &str = "EUR";
+#[cfg(feature = "gstreamer")]
 /// The GStreamer elements `banco stream` needs for the test pattern (one of the encoders).
 const VIDEO_ELEMENTS: [&str; 6] = [
     "videotestsrc",
@@ -309,11 +310,8 @@ fn start_services(
     let mut video = false;
     if args.no_video {
         println!("demo: video: not started (--no-video)");
-    } else if let Some(missing) = missing_video_element() {
-        println!(
-            "demo: video: skipped, the GStreamer element `{missing}` is not installed \
-             (`cargo xtask setup` installs the plugins)"
-        );
+    } else if let Some(why) = why_no_video() {
+        println!("demo: video: skipped, {why}");
     } else {
         children.start(
             "stream",
@@ -374,17 +372,27 @@ fn start_services(
     })
 }
 
-fn missing_video_element() -> Option<&'static str> {
-    if let Some(missing) = VIDEO_ELEMENTS
+/// Why `banco stream` cannot run here, if it cannot.
+#[cfg(feature = "gstreamer")]
+fn why_no_video() -> Option<String> {
+    let missing = VIDEO_ELEMENTS
         .into_iter()
         .find(|e| !banco_streaming::has_element(e))
-    {
-        return Some(missing);
-    }
-    let encoder = ["x264enc", "openh264enc"]
-        .into_iter()
-        .any(banco_streaming::has_element);
-    (!encoder).then_some("x264enc")
+        .or_else(|| {
+            let encoder = ["x264enc", "openh264enc"]
+                .into_iter()
+                .any(banco_streaming::has_element);
+            (!encoder).then_some("x264enc")
+        })?;
+    Some(format!(
+        "the GStreamer element `{missing}` is not installed (`cargo xtask setup` installs the \
+         plugins)"
+    ))
+}
+
+#[cfg(not(feature = "gstreamer"))]
+fn why_no_video() -> Option<String> {
+    Some("this build of banco left out the `gstreamer` feature".to_owned())
 }
 
 /// The croupier-console binary: as given, beside `banco` (cargo builds both into one
