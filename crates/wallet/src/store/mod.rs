@@ -17,10 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::QueryBuilder;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use tokio::sync::broadcast;
 
 use crate::api::{
@@ -66,22 +64,15 @@ pub enum Db {
     Postgres(PgPool),
 }
 
-impl Db {
-    async fn sqlite(connect: SqliteConnectOptions, connections: u32) -> Result<Db, sqlx::Error> {
-        let pool = SqlitePoolOptions::new()
-            .max_connections(connections)
-            .connect_with(connect)
-            .await?;
-        Ok(Db::Sqlite(pool))
-    }
-
-    async fn postgres(connect: PgConnectOptions, connections: u32) -> Result<Db, sqlx::Error> {
-        let pool = PgPoolOptions::new()
-            .max_connections(connections)
-            .connect_with(connect)
-            .await?;
-        Ok(Db::Postgres(pool))
-    }
+/// A pool of `connections` on either backend; which one, the caller's `Db` variant says.
+async fn pool<DB: sqlx::Database>(
+    connect: <DB::Connection as sqlx::Connection>::Options,
+    connections: u32,
+) -> Result<sqlx::Pool<DB>, sqlx::Error> {
+    sqlx::pool::PoolOptions::<DB>::new()
+        .max_connections(connections)
+        .connect_with(connect)
+        .await
 }
 
 /// The database a store's URL names: both ways of opening one must read it alike.
@@ -232,14 +223,17 @@ impl Store {
                     .busy_timeout(Duration::from_secs(10))
                     .statement_cache_capacity(STATEMENT_CACHE);
                 let writer = connect.clone().pragma("cache_size", WRITER_CACHE_KIB);
-                (Db::sqlite(connect, 4).await?, Db::sqlite(writer, 1).await?)
+                (
+                    Db::Sqlite(pool(connect, 4).await?),
+                    Db::Sqlite(pool(writer, 1).await?),
+                )
             }
             Backend::Postgres => {
                 let connect =
                     PgConnectOptions::from_str(url)?.statement_cache_capacity(STATEMENT_CACHE);
                 (
-                    Db::postgres(connect.clone(), 8).await?,
-                    Db::postgres(connect, 1).await?,
+                    Db::Postgres(pool(connect.clone(), 8).await?),
+                    Db::Postgres(pool(connect, 1).await?),
                 )
             }
         };
@@ -274,12 +268,12 @@ impl Store {
                 let connect = SqliteConnectOptions::from_str(url)?
                     .read_only(true)
                     .busy_timeout(Duration::from_secs(10));
-                Db::sqlite(connect, 2).await?
+                Db::Sqlite(pool(connect, 2).await?)
             }
             Backend::Postgres => {
                 let connect = PgConnectOptions::from_str(url)?
                     .options([("default_transaction_read_only", "on")]);
-                Db::postgres(connect, 2).await?
+                Db::Postgres(pool(connect, 2).await?)
             }
         };
         let store = Store::on(db.clone(), db, StoreOptions::default());
