@@ -2,9 +2,9 @@
 //! its commands (so that a resend after a lost reply carries the same `command_id`), and
 //! players that are the subject of their own token.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use banco_auth::BearerToken;
+use banco_auth::{BearerToken, Role};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe, burn_count};
 use banco_rules::{Card, Coup, Shoe, ShoeState};
 use banco_wire::pb;
@@ -16,7 +16,7 @@ use tonic::Status;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use crate::procs::bearer;
+use crate::procs::{Keys, bearer};
 
 /// A channel that sends a bearer token with every call.
 pub type Authed = InterceptedService<Channel, BearerToken>;
@@ -27,6 +27,51 @@ pub fn table_client(channel: Channel, token: &str) -> TableServiceClient<Authed>
 
 pub fn player_client(channel: Channel, token: &str) -> PlayerServiceClient<Authed> {
     PlayerServiceClient::with_interceptor(channel, bearer(token))
+}
+
+/// A betting player; its token stays at hand to connect again after a server restarts.
+#[derive(Debug)]
+pub struct Player {
+    pub name: String,
+    pub token: String,
+    pub client: PlayerServiceClient<Authed>,
+}
+
+impl Player {
+    pub fn new(channel: Channel, name: &str, token: String) -> Player {
+        Player {
+            client: player_client(channel, &token),
+            name: name.to_owned(),
+            token,
+        }
+    }
+}
+
+/// Players `p00`, `p01`, … on `channel`, each the subject of an hour's token.
+pub fn numbered_players(keys: &Keys, channel: &Channel, n: usize) -> Vec<Player> {
+    (0..n)
+        .map(|i| {
+            let name = format!("p{i:02}");
+            let token = keys.issue_at(
+                Role::Player,
+                &name,
+                Duration::from_secs(3600),
+                SystemTime::now(),
+            );
+            Player::new(channel.clone(), &name, token)
+        })
+        .collect()
+}
+
+/// The first table ListTables shows: the tests' services run one.
+pub async fn first_table(mut client: PlayerServiceClient<Authed>) -> pb::TableInfo {
+    client
+        .list_tables(pb::ListTablesRequest {})
+        .await
+        .unwrap_or_else(|status| panic!("ListTables: {status}"))
+        .into_inner()
+        .tables
+        .remove(0)
 }
 
 /// The player's available balance once no table owes them anything: between a settlement

@@ -8,6 +8,7 @@
 //! - [`nats`]: NATS JetStream of the test's own, and a table's stream read back.
 //! - [`studio`]: NATS, an origin broadcaster and edges, with players following on them.
 //! - [`model`]: an independent model of bets, balances and settlements to compare with.
+//! - [`random_bets`]: the seeded random requests the model-checked runs place.
 //! - [`metrics`]: scraping a service's `/metrics` and checking the exposition format.
 //! - [`outbox`]: reading `outbox.jsonl` and checking its hash chain from the bytes.
 //! - [`webdriver`]: headless Chromium through chromedriver, for the player page.
@@ -21,6 +22,7 @@ pub mod model;
 pub mod nats;
 pub mod outbox;
 pub mod procs;
+pub mod random_bets;
 pub mod studio;
 pub mod wallet_proxy;
 pub mod webdriver;

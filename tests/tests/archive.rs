@@ -12,51 +12,26 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::archive::{ArchiveDb, Auditor, Verified, judge, sqlite3};
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client};
+use banco_e2e::clients::{Cmd, Croupier, Player, first_table, numbered_players, player_client};
 use banco_e2e::model::{
     Books, Expected, Limits, Stakes, bets_to_pb, check_decisions, kind_from_pb,
 };
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
 };
+use banco_e2e::random_bets::{below, random_request};
 use banco_e2e::{banco, poll_blocking};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
 use banco_rules::{BetKind, Card, Coup, Paytable, Settlement, Shoe, ShoeState};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
-use banco_wire::pb::player_service_client::PlayerServiceClient;
 use rand_chacha::ChaCha20Rng;
-use rand_core::{Rng as _, SeedableRng as _};
+use rand_core::SeedableRng as _;
 use serde_json::Value;
 use tonic::Code;
 use tonic::transport::Channel;
 
 const WELCOME: i64 = 200_000;
-
-fn below(rng: &mut ChaCha20Rng, n: u64) -> u64 {
-    rng.next_u64() % n
-}
-
-/// 1 to 3 positions; mostly within the limits, some under the minimum (raised), a few
-/// over the maximum (refused), a Tie alone now and then (refused).
-fn random_request(rng: &mut ChaCha20Rng) -> Vec<(BetKind, i64)> {
-    let n = 1 + below(rng, 3) as usize;
-    let mut kinds = BTreeSet::new();
-    while kinds.len() < n {
-        kinds.insert(BetKind::ALL[below(rng, 9) as usize]);
-    }
-    kinds
-        .into_iter()
-        .map(|k| {
-            let amount = match below(rng, 10) {
-                0 => 1 + below(rng, 499) as i64,
-                1 => 10_201 + below(rng, 1_000) as i64,
-                _ => 500 + below(rng, 4_000) as i64,
-            };
-            (k, amount)
-        })
-        .collect()
-}
 
 /// validator + archive + broadcaster (delivering to the archive), each its own process.
 /// Fields drop in order: the processes first, the database and the temp dir last.
@@ -150,11 +125,6 @@ impl Rig {
     }
 }
 
-struct Player {
-    name: String,
-    client: PlayerServiceClient<Authed>,
-}
-
 /// How a round ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ending {
@@ -192,31 +162,12 @@ impl Game {
             "T01",
             "console",
         );
-        let players: Vec<Player> = (0..players)
-            .map(|i| {
-                let name = format!("p{i:02}");
-                let token = rig.keys.issue_at(
-                    Role::Player,
-                    &name,
-                    Duration::from_secs(3600),
-                    SystemTime::now(),
-                );
-                Player {
-                    client: player_client(rig.channel.clone(), &token),
-                    name,
-                }
-            })
-            .collect();
-        let info = player_client(
+        let players = numbered_players(&rig.keys, &rig.channel, players);
+        let info = first_table(player_client(
             rig.channel.clone(),
             &rig.keys.issue("player", "lister", "1h"),
-        )
-        .list_tables(pb::ListTablesRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .tables
-        .remove(0);
+        ))
+        .await;
         Game {
             croupier,
             players,

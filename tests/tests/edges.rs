@@ -34,20 +34,49 @@ async fn round(studio: &mut Studio) {
     studio.dealer.finish(&mut studio.croupier, &round).await;
 }
 
+/// The studio, its edges run with `edge_args`, the players following on them, and one
+/// whole round behind them: the faults strike a table already in play.
+async fn followed(edge_args: &[&str]) -> (Studio, Vec<Follower>) {
+    let mut studio = Studio::start(EDGES, edge_args).await;
+    let followers = studio.followers(PLAYERS).await;
+    round(&mut studio).await;
+    (studio, followers)
+}
+
+/// A round with the bettors' bets in and betting closed, its first card dealt.
+async fn mid_round(studio: &mut Studio) -> (String, pb::TableState) {
+    let round_id = studio.open_round().await;
+    studio.bets(BETTORS, &round_id).await;
+    let mut state = studio.dealer.close(&mut studio.croupier).await;
+    studio.dealer.deal(&mut studio.croupier, &mut state).await;
+    (round_id, state)
+}
+
+/// The round the fault struck settled and one more whole round after it; then every
+/// follower was sent exactly the stream.
+async fn settle_then_check(
+    studio: &mut Studio,
+    followers: &[Follower],
+    round_id: &str,
+    state: pb::TableState,
+) {
+    studio
+        .dealer
+        .settle(&mut studio.croupier, round_id, state)
+        .await;
+    round(studio).await;
+    assert_all_exact(studio, followers).await;
+}
+
 /// An edge SIGKILLed mid-round: its hundred players' streams break, each subscribes again
 /// on the next edge with the last seq it saw, and is sent exactly what it missed there
 /// (the resume point of one edge is valid on any other), nothing lost, nothing twice, no
 /// new snapshot; the players on the other edges never notice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_edge_s_players_resume_on_another_with_nothing_lost_or_doubled() {
-    let mut studio = Studio::start(EDGES, &[]).await;
-    let followers = studio.followers(PLAYERS).await;
-    round(&mut studio).await;
+    let (mut studio, followers) = followed(&[]).await;
 
-    let round_id = studio.open_round().await;
-    studio.bets(BETTORS, &round_id).await;
-    let mut state = studio.dealer.close(&mut studio.croupier).await;
-    studio.dealer.deal(&mut studio.croupier, &mut state).await;
+    let (round_id, mut state) = mid_round(&mut studio).await;
     studio.edges[0].service.kill();
     studio.dealer.deal(&mut studio.croupier, &mut state).await;
     studio
@@ -85,23 +114,12 @@ async fn a_killed_edge_s_players_resume_on_another_with_nothing_lost_or_doubled(
 /// been sent every event once, in order, with no gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_origin_killed_mid_round_every_player_on_every_edge_sees_every_event_once() {
-    let mut studio = Studio::start(EDGES, &[]).await;
-    let followers = studio.followers(PLAYERS).await;
-    round(&mut studio).await;
+    let (mut studio, followers) = followed(&[]).await;
 
-    let round_id = studio.open_round().await;
-    studio.bets(BETTORS, &round_id).await;
-    let mut state = studio.dealer.close(&mut studio.croupier).await;
-    studio.dealer.deal(&mut studio.croupier, &mut state).await;
+    let (round_id, mut state) = mid_round(&mut studio).await;
     studio.dealer.deal(&mut studio.croupier, &mut state).await;
     studio.restart_origin().await;
-    studio
-        .dealer
-        .settle(&mut studio.croupier, &round_id, state)
-        .await;
-    round(&mut studio).await;
-
-    assert_all_exact(&studio, &followers).await;
+    settle_then_check(&mut studio, &followers, &round_id, state).await;
     let resumed = followers.iter().filter(|f| f.seen().streams > 1).count();
     assert_eq!(resumed, 0, "players on edges needed no resume");
 }
@@ -113,9 +131,7 @@ async fn the_origin_killed_mid_round_every_player_on_every_edge_sees_every_event
 /// nothing lost, once, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nats_restarted_mid_round_nothing_is_lost_and_the_table_never_waited() {
-    let mut studio = Studio::start(EDGES, &[]).await;
-    let followers = studio.followers(PLAYERS).await;
-    round(&mut studio).await;
+    let (mut studio, followers) = followed(&[]).await;
 
     let round_id = studio.open_round().await;
     studio.nats.kill();
@@ -126,13 +142,7 @@ async fn nats_restarted_mid_round_nothing_is_lost_and_the_table_never_waited() {
     let mut state = studio.dealer.close(&mut studio.croupier).await;
     studio.dealer.deal(&mut studio.croupier, &mut state).await;
     studio.nats.restart().unwrap();
-    studio
-        .dealer
-        .settle(&mut studio.croupier, &round_id, state)
-        .await;
-    round(&mut studio).await;
-
-    assert_all_exact(&studio, &followers).await;
+    settle_then_check(&mut studio, &followers, &round_id, state).await;
 }
 
 /// A player whose app stops reading (a 16 KiB HTTP/2 window, then not a byte read) on an
@@ -210,9 +220,7 @@ async fn a_slow_subscriber_delays_no_one_and_is_cut_off_with_its_resume_point() 
 /// of every edge was sent exactly the stream, with no gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edge_far_behind_catches_up_or_cuts_its_players_off_with_their_resume_point() {
-    let mut studio = Studio::start(EDGES, &["--subscriber-queue", "32"]).await;
-    let followers = studio.followers(PLAYERS).await;
-    round(&mut studio).await;
+    let (mut studio, followers) = followed(&["--subscriber-queue", "32"]).await;
 
     assert!(
         studio.edges[2]

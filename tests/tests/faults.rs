@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_auth::Role;
 use banco_e2e::archive::{Auditor, Verified};
 use banco_e2e::clients::{
-    Authed, Cmd, Croupier, Dealer, is_control, is_private, player_client, record_of,
+    Authed, Cmd, Croupier, Dealer, first_table, is_control, is_private, player_client, record_of,
     settled_balance, stable,
 };
 use banco_e2e::model::{Books, Limits, bets_to_pb, check_decisions};
@@ -136,14 +136,7 @@ impl Rig {
 
     async fn limits(&self) -> Limits {
         let channel = connect(&self.url(), None).await;
-        let info = player_client(channel, &self.player_token("lister"))
-            .list_tables(pb::ListTablesRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .tables
-            .remove(0);
-        Limits::from_info(&info)
+        Limits::from_info(&first_table(player_client(channel, &self.player_token("lister"))).await)
     }
 }
 

@@ -7,19 +7,20 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use banco_auth::Role;
-use banco_e2e::clients::{Authed, Cmd, Croupier, player_client, settled_balance};
+use banco_e2e::clients::{
+    Cmd, Croupier, Player, first_table, numbered_players, player_client, settled_balance,
+};
 use banco_e2e::model::{Books, Expected, Limits, bets_to_pb, check_decisions};
 use banco_e2e::outbox;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_validator};
+use banco_e2e::random_bets::{below, random_request};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
 use banco_rules::{Bet, BetKind, Card, Coup, Paytable, Settlement, Shoe, ShoeState, settle};
 use banco_wire::pb;
-use banco_wire::pb::player_service_client::PlayerServiceClient;
 use rand_chacha::ChaCha20Rng;
-use rand_core::{Rng as _, SeedableRng as _};
+use rand_core::SeedableRng as _;
 use tokio::task::JoinHandle;
 
 const SEED: u64 = 9;
@@ -36,10 +37,6 @@ type Played = (
     Vec<Card>,
     std::collections::BTreeMap<String, Vec<Settlement>>,
 );
-
-fn below(rng: &mut ChaCha20Rng, n: u64) -> u64 {
-    rng.next_u64() % n
-}
 
 /// The broadcaster under test, its restarts, and the kills.
 struct Crashy {
@@ -94,12 +91,6 @@ impl Crashy {
         self.restarts += 1;
         Some(channel(&url).await)
     }
-}
-
-struct Player {
-    name: String,
-    token: String,
-    client: PlayerServiceClient<Authed>,
 }
 
 struct Run {
@@ -257,25 +248,6 @@ impl Run {
     }
 }
 
-fn random_request(rng: &mut ChaCha20Rng) -> Vec<(BetKind, i64)> {
-    let n = 1 + below(rng, 3) as usize;
-    let mut kinds = std::collections::BTreeSet::new();
-    while kinds.len() < n {
-        kinds.insert(BetKind::ALL[below(rng, 9) as usize]);
-    }
-    kinds
-        .into_iter()
-        .map(|k| {
-            let amount = match below(rng, 10) {
-                0 => 1 + below(rng, 499) as i64,
-                1 => 10_201 + below(rng, 1_000) as i64,
-                _ => 500 + below(rng, 4_000) as i64,
-            };
-            (k, amount)
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kills_of_the_broadcaster_lose_and_double_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -291,31 +263,8 @@ async fn kills_of_the_broadcaster_lose_and_double_nothing() {
         "T01",
         "console",
     );
-    let players: Vec<Player> = (0..PLAYERS)
-        .map(|i| {
-            let name = format!("p{i:02}");
-            let token = keys.issue_at(
-                Role::Player,
-                &name,
-                Duration::from_secs(3600),
-                SystemTime::now(),
-            );
-            Player {
-                client: player_client(channel.clone(), &token),
-                name,
-                token,
-            }
-        })
-        .collect();
-    let info = players[0]
-        .client
-        .clone()
-        .list_tables(pb::ListTablesRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .tables
-        .remove(0);
+    let players = numbered_players(&keys, &channel, PLAYERS);
+    let info = first_table(players[0].client.clone()).await;
     let paytable = Paytable::standard();
     let mut books = Books::new(Limits::from_info(&info), paytable.clone(), WELCOME);
     let mut run = Run {

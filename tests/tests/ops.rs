@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader};
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Child, ChildStdout, Stdio};
 use std::time::Duration;
 
 use banco_e2e::clients::{Cmd, Croupier, player_client};
@@ -52,26 +53,11 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
     );
     let (validator_metrics, archive_metrics) =
         (validator_metrics.unwrap(), archive_metrics.unwrap());
-    let setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "broadcaster".into(),
-        "--listen".into(),
-        "127.0.0.1:0".into(),
-        "--data-dir".into(),
-        setup.data_dir.clone().into(),
-        "--validator".into(),
-        setup.validator_url.clone().into(),
-        "--public-key".into(),
-        setup.public_key.clone().into(),
-        "--service-token-file".into(),
-        setup.service_token_file.clone().into(),
-        "--welcome-credit".into(),
-        "10000".into(),
-        "--archive".into(),
-        archive.url().into(),
-        "--no-clips".into(),
-    ];
-    args = with_metrics(args);
+    let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    setup.welcome_credit = 10_000;
+    setup.archive_url = Some(archive.url());
+    setup.extra_args = vec!["--no-clips".to_owned()];
+    let args = with_metrics(setup.args());
     let (broadcaster, broadcaster_metrics) =
         Service::start_with_metrics("broadcaster", &args, true);
     let broadcaster_metrics = broadcaster_metrics.unwrap();
@@ -338,33 +324,47 @@ fn a_metrics_address_beyond_loopback_is_refused_without_the_allow_flag() {
     assert!(stderr.contains("--metrics-allow-remote"), "{stderr}");
 }
 
-/// With `--log-format json`, every line the service logs is a JSON object with a level,
-/// a target and a message.
-#[test]
-fn json_logs_are_one_object_per_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = Keys::generate(dir.path());
+/// `banco archive` on a fresh port, its database in `dir`, taking unsigned rounds (a
+/// service to watch log, with nothing else to start), once it has said where it listens;
+/// its stdout is for the caller to hold open, so that nothing it prints later hits a
+/// closed pipe.
+fn unsigned_archive(
+    dir: &Path,
+    keys: &Keys,
+    args: &[&str],
+    stderr: Stdio,
+) -> (Child, BufReader<ChildStdout>) {
     let mut child = banco()
         .args([
             "archive",
+            "--accept-unsigned",
             "--listen",
             "127.0.0.1:0",
-            "--log-format",
-            "json",
-            "--accept-unsigned",
             "--db",
         ])
-        .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
+        .arg(format!("sqlite://{}", dir.join("a.db").display()))
         .arg("--public-key")
         .arg(keys.public_key())
+        .args(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     assert!(first.starts_with("archive listening on "), "{first}");
+    (child, stdout)
+}
+
+/// With `--log-format json`, every line the service logs is a JSON object with a level,
+/// a target and a message.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(dir.path());
+    let (mut child, _stdout) =
+        unsigned_archive(dir.path(), &keys, &["--log-format", "json"], Stdio::piped());
     // Every line up to the one that says it serves (logged once it is up), then it stops.
     let mut lines = Vec::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
@@ -710,25 +710,12 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::generate(dir.path());
     let log = dir.path().join("archive.log");
-    let mut child = banco()
-        .args([
-            "archive",
-            "--accept-unsigned",
-            "--listen",
-            "127.0.0.1:0",
-            "--db",
-        ])
-        .arg(format!("sqlite://{}", dir.path().join("a.db").display()))
-        .arg("--public-key")
-        .arg(keys.public_key())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    assert!(first.starts_with("archive listening on "), "{first}");
+    let (mut child, _stdout) = unsigned_archive(
+        dir.path(),
+        &keys,
+        &[],
+        std::fs::File::create(&log).unwrap().into(),
+    );
     // It warns that signatures go unchecked once it is up; then it is stopped.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let text = loop {

@@ -9,17 +9,19 @@ use std::time::{Duration, Instant, SystemTime};
 
 use banco_auth::Role;
 use banco_e2e::clients::{
-    Authed, Cmd, Croupier, player_client, record_of, settled_balance, stable, table_client,
+    Authed, Cmd, Croupier, Player, numbered_players, player_client, record_of, settled_balance,
+    stable, table_client,
 };
 use banco_e2e::model::{Books, Expected, Limits, Stakes, bets_to_pb, check_decisions};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
+use banco_e2e::random_bets::{below, random_positions};
 use banco_e2e::{outbox, poll};
 use banco_rules::shoe::{ShoeConfig, ShuffledShoe};
 use banco_rules::{Bet, BetKind, Card, Coup, Due, Paytable, Settlement, Shoe, ShoeState, settle};
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use rand_chacha::ChaCha20Rng;
-use rand_core::{Rng as _, SeedableRng as _};
+use rand_core::SeedableRng as _;
 use tonic::Code;
 
 const SEED: u64 = 2026;
@@ -40,10 +42,6 @@ type Played = (
     std::collections::BTreeMap<String, Vec<Settlement>>,
 );
 
-fn below(rng: &mut ChaCha20Rng, n: u64) -> u64 {
-    rng.next_u64() % n
-}
-
 /// A random request: 1 to 3 positions, mostly within the limits, some under the minimum
 /// (raised), a few over the maximum (refused), now and then a Tie alone (refused).
 /// The whale bets the maximum on every position each round, until the balance no longer
@@ -52,12 +50,7 @@ fn random_request(rng: &mut ChaCha20Rng, whale: bool) -> Vec<(BetKind, i64)> {
     if whale {
         return BetKind::ALL.into_iter().map(|k| (k, 10_200)).collect();
     }
-    let n = 1 + below(rng, 3) as usize;
-    let mut kinds = BTreeSet::new();
-    while kinds.len() < n {
-        kinds.insert(BetKind::ALL[below(rng, 9) as usize]);
-    }
-    kinds
+    random_positions(rng)
         .into_iter()
         .map(|kind| {
             let amount = match below(rng, 100) {
@@ -97,11 +90,6 @@ struct Seen {
     refused: BTreeMap<String, u32>,
     requests: u32,
     shoes: u32,
-}
-
-struct Player {
-    name: String,
-    client: PlayerServiceClient<Authed>,
 }
 
 async fn place(
@@ -214,21 +202,7 @@ async fn a_thousand_rounds_settle_exactly_and_the_books_balance() {
         "T01",
         "console",
     );
-    let mut players: Vec<Player> = (0..PLAYERS)
-        .map(|i| {
-            let name = format!("p{i:02}");
-            let token = keys.issue_at(
-                Role::Player,
-                &name,
-                Duration::from_secs(3600),
-                SystemTime::now(),
-            );
-            Player {
-                client: player_client(channel.clone(), &token),
-                name,
-            }
-        })
-        .collect();
+    let mut players = numbered_players(&keys, &channel, PLAYERS);
     let tables = players[0]
         .client
         .list_tables(pb::ListTablesRequest {})
@@ -458,10 +432,7 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     let croupier_token = keys.issue("croupier", "dealer1", "1h");
     let mut croupier = Croupier::new(channel.clone(), &croupier_token, "T01", "console");
     let alice_token = keys.issue("player", "alice", "1h");
-    let mut alice = Player {
-        name: "alice".to_owned(),
-        client: player_client(channel.clone(), &alice_token),
-    };
+    let mut alice = Player::new(channel.clone(), "alice", alice_token.clone());
 
     // Tokens: a player's on TableService, a forged one, an expired one. Nothing moves.
     let before = croupier.state().await.unwrap();
@@ -591,10 +562,7 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     assert_eq!(now, table_before);
     let table_before = stable(&croupier.state().await.unwrap());
     // A Tie alone (bob has no Player or Banker bet; his welcome credit is all he gets).
-    let mut bob = Player {
-        name: "bob".to_owned(),
-        client: player_client(channel.clone(), &keys.issue("player", "bob", "1h")),
-    };
+    let mut bob = Player::new(channel.clone(), "bob", keys.issue("player", "bob", "1h"));
     let lone = place(&mut bob, "T01", &round, "b1".into(), &[(BetKind::Tie, 500)]).await;
     assert_eq!(refusal_code(&lone), pb::RefusalCode::NotAllowed);
     assert_eq!(balance(&mut bob.client).await, 20_000);

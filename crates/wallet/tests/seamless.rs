@@ -14,14 +14,11 @@ use banco_wallet::seamless::protocol::{BalanceRequest, Envelope, Operation, Stat
 use banco_wallet::seamless::{Endpoint, HttpClient, SeamlessConfig, SeamlessWallet};
 use banco_wallet::{Wallet, WalletError};
 use bytes::Bytes;
-use support::{adapter, cancel, credit, debit, secret, served};
+use support::{adapter, cancel, credit, debit, holding, secret, served};
 
 #[tokio::test]
 async fn every_movement_through_the_protocol_keeps_the_contract() {
-    let operator = Arc::new(MemoryWallet::new());
-    operator
-        .deposit("cash-alice", "alice", "EUR", 10_000)
-        .unwrap();
+    let operator = holding("alice", 10_000);
     let server = served(operator.clone()).await;
     let (wallet, _local) = adapter(&server.url, SeamlessConfig::default());
 
@@ -108,8 +105,7 @@ async fn every_movement_through_the_protocol_keeps_the_contract() {
 
 #[tokio::test]
 async fn self_limits_are_banco_s_and_checked_before_the_operator_is_asked() {
-    let operator = Arc::new(MemoryWallet::new());
-    operator.deposit("cash-bob", "bob", "EUR", 50_000).unwrap();
+    let operator = holding("bob", 50_000);
     let server = served(operator.clone()).await;
     let (wallet, local) = adapter(&server.url, SeamlessConfig::default());
     let limit = wallet
@@ -165,10 +161,7 @@ async fn self_limits_are_banco_s_and_checked_before_the_operator_is_asked() {
 
 #[tokio::test]
 async fn concurrent_debits_never_take_a_balance_below_zero() {
-    let operator = Arc::new(MemoryWallet::new());
-    operator
-        .deposit("cash-carol", "carol", "EUR", 1_000)
-        .unwrap();
+    let operator = holding("carol", 1_000);
     let server = served(operator.clone()).await;
     let (wallet, _local) = adapter(&server.url, SeamlessConfig::default());
     let wallet = Arc::new(wallet);
@@ -299,8 +292,7 @@ async fn the_adapter_speaks_tls_to_an_https_operator() {
         cert.signing_key.serialize_pem().as_bytes(),
     )
     .unwrap();
-    let operator = Arc::new(MemoryWallet::new());
-    operator.deposit("cash-erin", "erin", "EUR", 700).unwrap();
+    let operator = holding("erin", 700);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -354,10 +346,7 @@ fn options() -> Options {
 
 #[tokio::test]
 async fn conformance_passes_against_the_real_server_and_leaves_the_balance() {
-    let operator = Arc::new(MemoryWallet::new());
-    operator
-        .deposit("cash-conformance", "conformance", "EUR", 5_000)
-        .unwrap();
+    let operator = holding("conformance", 5_000);
     let server = served(operator.clone()).await;
     let endpoint = Endpoint::parse(&server.url, None).unwrap();
     let report = conformance::run(endpoint, secret(), &options()).await;
@@ -391,10 +380,7 @@ async fn conformance_passes_against_the_real_server_and_leaves_the_balance() {
 
 #[tokio::test]
 async fn conformance_names_what_a_wrong_operator_gets_wrong() {
-    let operator = Arc::new(MemoryWallet::new());
-    operator
-        .deposit("cash-conformance", "conformance", "EUR", 5_000)
-        .unwrap();
+    let operator = holding("conformance", 5_000);
     let server = served(ForgetsEarlyCancels::new(operator.clone())).await;
     let endpoint = Endpoint::parse(&server.url, None).unwrap();
     let report = conformance::run(endpoint, secret(), &options()).await;

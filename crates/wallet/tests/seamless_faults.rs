@@ -16,7 +16,7 @@ use banco_wallet::{Wallet, WalletError};
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper_util::rt::TokioIo;
-use support::{adapter, cancel, debit, quick, secret};
+use support::{adapter, cancel, debit, holding, quick, secret};
 use tokio::sync::oneshot;
 
 /// What the operator does with one request.
@@ -250,8 +250,7 @@ async fn operator(wallet: Arc<MemoryWallet>) -> (Operator, String) {
 
 #[tokio::test]
 async fn a_debit_without_an_answer_is_unavailable_and_its_cancel_goes_through() {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-alice", "alice", "EUR", 1_000).unwrap();
+    let wallet = holding("alice", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     let (release, held) = oneshot::channel();
     let (late, late_answer) = oneshot::channel();
@@ -291,8 +290,7 @@ async fn a_debit_without_an_answer_is_unavailable_and_its_cancel_goes_through() 
 
 #[tokio::test]
 async fn a_500_after_the_movement_is_retried_and_money_moves_once() {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-bob", "bob", "EUR", 1_000).unwrap();
+    let wallet = holding("bob", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     operator.queue("debit", Fault::Then500);
     let (adapter, _) = adapter(&url, quick());
@@ -310,8 +308,7 @@ async fn a_500_after_the_movement_is_retried_and_money_moves_once() {
 
 #[tokio::test]
 async fn an_answer_after_the_attempt_s_timeout_is_retried_and_money_moves_once() {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-carol", "carol", "EUR", 1_000).unwrap();
+    let wallet = holding("carol", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     let (_release, late) = oneshot::channel();
     operator.queue("credit", Fault::AnswerLate(late));
@@ -330,8 +327,7 @@ async fn an_answer_after_the_attempt_s_timeout_is_retried_and_money_moves_once()
 /// banco takes none of them as a decision, the debit is unavailable, and the table's
 /// cancel gives the stake back.
 async fn no_answer_is_taken(fault: fn() -> Fault, named: &str) {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-dave", "dave", "EUR", 1_000).unwrap();
+    let wallet = holding("dave", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     operator.always("debit", fault);
     let (adapter, _) = adapter(&url, quick());
@@ -364,8 +360,7 @@ async fn a_wrong_signature_on_the_answer_is_no_answer() {
 
 #[tokio::test]
 async fn an_answer_to_another_request_is_no_answer() {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-erin", "erin", "EUR", 1_000).unwrap();
+    let wallet = holding("erin", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     let (adapter, _) = adapter(&url, quick());
 
@@ -384,8 +379,7 @@ async fn an_answer_to_another_request_is_no_answer() {
 
 #[tokio::test]
 async fn the_same_request_received_twice_moves_money_once() {
-    let wallet = Arc::new(MemoryWallet::new());
-    wallet.deposit("cash-frank", "frank", "EUR", 1_000).unwrap();
+    let wallet = holding("frank", 1_000);
     let (operator, url) = operator(wallet.clone()).await;
     operator.queue("debit", Fault::Twice);
     let (adapter, _) = adapter(&url, quick());

@@ -17,10 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::QueryBuilder;
-use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use tokio::sync::broadcast;
 
 use crate::api::{
@@ -64,6 +62,35 @@ pub enum StoreError {
 pub enum Db {
     Sqlite(SqlitePool),
     Postgres(PgPool),
+}
+
+/// A pool of `connections` on either backend; which one, the caller's `Db` variant says.
+async fn pool<DB: sqlx::Database>(
+    connect: <DB::Connection as sqlx::Connection>::Options,
+    connections: u32,
+) -> Result<sqlx::Pool<DB>, sqlx::Error> {
+    sqlx::pool::PoolOptions::<DB>::new()
+        .max_connections(connections)
+        .connect_with(connect)
+        .await
+}
+
+/// The database a store's URL names: both ways of opening one must read it alike.
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    fn of(url: &str) -> Result<Backend, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Backend::Postgres)
+        } else {
+            Err(StoreError::UnknownBackend(url.to_owned()))
+        }
+    }
 }
 
 /// Runs `$body` with `$pool` bound to the concrete pool of either backend: the same code,
@@ -187,47 +214,28 @@ impl Store {
         // a writer taken in turn from a pool read every page it touched from the file
         // again; and its statements are prepared once. It reads through it too (the
         // accounts it decides on), so its cache is large.
-        let (db, writer) = if url.starts_with("sqlite:") {
-            let connect = SqliteConnectOptions::from_str(url)?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Full)
-                .busy_timeout(Duration::from_secs(10))
-                .statement_cache_capacity(STATEMENT_CACHE);
-            let writer = connect.clone().pragma("cache_size", WRITER_CACHE_KIB);
-            (
-                Db::Sqlite(
-                    SqlitePoolOptions::new()
-                        .max_connections(4)
-                        .connect_with(connect)
-                        .await?,
-                ),
-                Db::Sqlite(
-                    SqlitePoolOptions::new()
-                        .max_connections(1)
-                        .connect_with(writer)
-                        .await?,
-                ),
-            )
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
-                .statement_cache_capacity(STATEMENT_CACHE);
-            (
-                Db::Postgres(
-                    PgPoolOptions::new()
-                        .max_connections(8)
-                        .connect_with(connect.clone())
-                        .await?,
-                ),
-                Db::Postgres(
-                    PgPoolOptions::new()
-                        .max_connections(1)
-                        .connect_with(connect)
-                        .await?,
-                ),
-            )
-        } else {
-            return Err(StoreError::UnknownBackend(url.to_owned()));
+        let (db, writer) = match Backend::of(url)? {
+            Backend::Sqlite => {
+                let connect = SqliteConnectOptions::from_str(url)?
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Full)
+                    .busy_timeout(Duration::from_secs(10))
+                    .statement_cache_capacity(STATEMENT_CACHE);
+                let writer = connect.clone().pragma("cache_size", WRITER_CACHE_KIB);
+                (
+                    Db::Sqlite(pool(connect, 4).await?),
+                    Db::Sqlite(pool(writer, 1).await?),
+                )
+            }
+            Backend::Postgres => {
+                let connect =
+                    PgConnectOptions::from_str(url)?.statement_cache_capacity(STATEMENT_CACHE);
+                (
+                    Db::Postgres(pool(connect.clone(), 8).await?),
+                    Db::Postgres(pool(connect, 1).await?),
+                )
+            }
         };
         let store = Store::on(db, writer, options);
         schema::migrate(&store).await?;
@@ -255,27 +263,18 @@ impl Store {
     /// (an SQLite file must exist; a PostgreSQL session is read-only), and the schema must
     /// be the one this banco writes; any movement asked of it fails.
     pub async fn open_read_only(url: &str) -> Result<Store, StoreError> {
-        let db = if url.starts_with("sqlite:") {
-            let connect = SqliteConnectOptions::from_str(url)?
-                .read_only(true)
-                .busy_timeout(Duration::from_secs(10));
-            Db::Sqlite(
-                SqlitePoolOptions::new()
-                    .max_connections(2)
-                    .connect_with(connect)
-                    .await?,
-            )
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
-                .options([("default_transaction_read_only", "on")]);
-            Db::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(2)
-                    .connect_with(connect)
-                    .await?,
-            )
-        } else {
-            return Err(StoreError::UnknownBackend(url.to_owned()));
+        let db = match Backend::of(url)? {
+            Backend::Sqlite => {
+                let connect = SqliteConnectOptions::from_str(url)?
+                    .read_only(true)
+                    .busy_timeout(Duration::from_secs(10));
+                Db::Sqlite(pool(connect, 2).await?)
+            }
+            Backend::Postgres => {
+                let connect = PgConnectOptions::from_str(url)?
+                    .options([("default_transaction_read_only", "on")]);
+                Db::Postgres(pool(connect, 2).await?)
+            }
         };
         let store = Store::on(db.clone(), db, StoreOptions::default());
         schema::check(&store).await?;

@@ -47,6 +47,16 @@ pub fn cancel(of: &Debit) -> Cancel {
     }
 }
 
+/// An operator's wallet where `player` holds `amount` euro cents, deposited as
+/// `cash-<player>`.
+pub fn holding(player: &str, amount: i64) -> Arc<MemoryWallet> {
+    let wallet = Arc::new(MemoryWallet::new());
+    wallet
+        .deposit(&format!("cash-{player}"), player, "EUR", amount)
+        .unwrap();
+    wallet
+}
+
 /// `wallet` served by `banco_wallet::seamless::serve` on a loopback port, until dropped.
 pub struct Served {
     pub url: String,
