@@ -609,7 +609,12 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
     assert!(playing, "the demo never started playing");
     // A child's command line is empty for a moment after its exec, which is when the
     // last one started may be read.
-    let names = ["validator", "archive", "broadcaster", "bots"];
+    let names = [
+        "banco validator",
+        "banco archive",
+        "banco broadcaster",
+        "banco-sim bots",
+    ];
     let missing = |children: &Vec<(u32, String)>| -> Vec<&str> {
         names
             .iter()
@@ -617,7 +622,7 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
             .filter(|name| {
                 !children
                     .iter()
-                    .any(|(_, command)| command.contains(&format!("banco {name} ")))
+                    .any(|(_, command)| command.contains(&format!("{name} ")))
             })
             .collect()
     };
