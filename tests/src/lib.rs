@@ -49,8 +49,22 @@ pub use banco_testkit::{eventually, eventually_async, eventually_within, poll, p
 /// build it with the same profile into the same target directory (or runs the binary
 /// `BANCO_E2E_BIN` names).
 pub fn banco() -> Command {
+    Command::new(banco_path())
+}
+
+fn banco_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    Command::new(PATH.get_or_init(|| workspace_binary("banco-cli", "banco", "BANCO_E2E_BIN")))
+    PATH.get_or_init(|| workspace_binary("banco-cli", "banco", "BANCO_E2E_BIN"))
+}
+
+/// The `banco-sim` binary (bots, shoe reader, demo), built like [`banco`] (or named by
+/// `BANCO_E2E_SIM_BIN`). `banco` is built first: the demo runs the one beside it.
+pub fn banco_sim() -> Command {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    Command::new(PATH.get_or_init(|| {
+        banco_path();
+        workspace_binary("banco-sim", "banco-sim", "BANCO_E2E_SIM_BIN")
+    }))
 }
 
 /// The `banco-bench` binary, built like [`banco`] (or named by `BANCO_E2E_BENCH_BIN`).

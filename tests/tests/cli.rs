@@ -176,8 +176,13 @@ fn roads_refuses_a_letter_that_is_not_a_result() {
 
 #[test]
 fn demo_replays_the_same_shoe_for_the_same_seed() {
-    let a = run(&["demo", "rules", "--seed", "11"], "");
-    let b = run(&["demo", "rules", "--seed", "11"], "");
+    let demo = || {
+        banco_e2e::banco_sim()
+            .args(["demo", "rules", "--seed", "11"])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (demo(), demo());
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(a.stdout, b.stdout);
     assert!(String::from_utf8_lossy(&a.stdout).contains("shoe ended after"));

@@ -1,5 +1,5 @@
 //! The croupier console as a croupier uses it: the real validator and broadcaster,
-//! `croupier-console` running in tmux with its scanner fed by `banco shoe-sim` over a Unix
+//! `croupier-console` running in tmux with its scanner fed by `banco-sim shoe-sim` over a Unix
 //! socket, bets from `banco player`, and the screen read with `capture-pane`.
 //!
 //! Three full rounds: new shoe and burn (scanned), open betting, a bet, close betting, the
@@ -18,7 +18,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use banco_e2e::procs::{BroadcasterSetup, Keys, start_validator};
-use banco_e2e::{banco, croupier_console_path, poll_blocking};
+use banco_e2e::{banco, banco_sim, croupier_console_path, poll_blocking};
 use banco_rules::Card;
 
 /// 1,000.00 credited on the first bet.
@@ -108,7 +108,7 @@ impl Drop for Tmux {
     }
 }
 
-/// `banco shoe-sim` listening on a Unix socket for the console. Killed when dropped.
+/// `banco-sim shoe-sim` listening on a Unix socket for the console. Killed when dropped.
 struct ShoeSim {
     child: Child,
     log: PathBuf,
@@ -116,7 +116,7 @@ struct ShoeSim {
 
 impl ShoeSim {
     fn start(url: &str, token: &Path, socket: &Path, log: &Path) -> ShoeSim {
-        let mut child = banco()
+        let mut child = banco_sim()
             .args(["shoe-sim", "--server", url, "--token-file"])
             .arg(token)
             .args([

@@ -2,7 +2,7 @@
 //! loopback. The validator; the archive on SQLite; the broadcaster (live pacing, betting
 //! closing itself after a second, a welcome credit, rounds signed and sent to the archive);
 //! the camera (`banco stream`, test pattern) when GStreamer's plugins are installed (the
-//! video part is skipped with a note, not failed, when they are not); 20 `banco bots`; and
+//! video part is skipped with a note, not failed, when they are not); 20 `banco-sim bots`; and
 //! a croupier driving TableService card by card from a seeded shuffled shoe until the shoe
 //! ends by itself after the cut card.
 //!
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 use banco_e2e::archive::{Auditor, Verified, judge};
 use banco_e2e::clients::{Croupier, play_the_shoe, player_client, settled_balance};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_archive, start_validator};
-use banco_e2e::{banco, poll_blocking};
+use banco_e2e::{banco, banco_sim, poll_blocking};
 use banco_rules::Card;
 use banco_rules::shoe::{Shoe, ShoeConfig};
 use banco_streaming::has_element;
@@ -217,7 +217,7 @@ async fn a_full_shoe_through_every_part() {
     };
 
     let mut bots = Proc(
-        banco()
+        banco_sim()
             .args(["bots", "--server", &url, "--table", TABLE, "--signing-key"])
             .arg(keys.signing_key())
             .args(["--players", &BOTS.to_string(), "--seed", "7"])
@@ -391,7 +391,7 @@ async fn a_full_shoe_through_every_part() {
     println!("total: {:.1} s", started.elapsed().as_secs_f64());
 }
 
-/// `banco demo table --headless --rounds 5` plays its rounds, prints the summary, and says
+/// `banco-sim demo table --headless --rounds 5` plays its rounds, prints the summary, and says
 /// the archive verified; run again on the same folder, it starts afresh.
 #[test]
 fn the_headless_demo_plays_and_verifies() {
@@ -399,7 +399,7 @@ fn the_headless_demo_plays_and_verifies() {
     let data = dir.path().join("demo-data");
     let run = |rounds: &str, extra: &[&str]| {
         let started = Instant::now();
-        let out = banco()
+        let out = banco_sim()
             .args(["demo", "table", "--headless", "--rounds", rounds])
             .args(["--betting-seconds", "2", "--data-dir"])
             .arg(&data)
@@ -410,7 +410,7 @@ fn the_headless_demo_plays_and_verifies() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
             out.status.success(),
-            "banco demo table: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            "banco-sim demo table: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
             out.status
         );
         println!(
@@ -518,7 +518,7 @@ fn the_advice_works_as_printed(stdout: &str) {
 fn the_demo_refuses_a_folder_it_did_not_make() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-    let out = banco()
+    let out = banco_sim()
         .args(["demo", "table", "--headless", "--data-dir"])
         .arg(dir.path())
         .output()
@@ -541,7 +541,7 @@ fn a_second_demo_on_a_folder_in_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("demo-data");
     let mut first = Proc(
-        banco()
+        banco_sim()
             .args(["demo", "table", "--headless", "--rounds", "1000"])
             .args(["--betting-seconds", "2", "--no-video", "--data-dir"])
             .arg(&data)
@@ -554,7 +554,7 @@ fn a_second_demo_on_a_folder_in_use_is_refused() {
     let mut lines = std::io::BufReader::new(stdout).lines();
     let playing = lines.any(|line| line.unwrap().contains("the built-in croupier plays"));
     assert!(playing, "the first demo never started playing");
-    let out = banco()
+    let out = banco_sim()
         .args(["demo", "table", "--headless", "--rounds", "1", "--data-dir"])
         .arg(&data)
         .output()
@@ -564,7 +564,7 @@ fn a_second_demo_on_a_folder_in_use_is_refused() {
     let data = data.canonicalize().unwrap();
     assert!(
         stderr.contains(&format!(
-            "{} is in use by another banco process (pid {}, `banco demo table`)",
+            "{} is in use by another banco process (pid {}, `banco-sim demo table`)",
             data.display(),
             first.0.id()
         )),
@@ -592,7 +592,7 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
     use std::io::BufRead as _;
     let dir = tempfile::tempdir().unwrap();
     let mut demo = Proc(
-        banco()
+        banco_sim()
             .args(["demo", "table", "--headless", "--rounds", "1000"])
             .args(["--betting-seconds", "2", "--no-video", "--data-dir"])
             .arg(dir.path().join("demo-data"))
@@ -609,7 +609,12 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
     assert!(playing, "the demo never started playing");
     // A child's command line is empty for a moment after its exec, which is when the
     // last one started may be read.
-    let names = ["validator", "archive", "broadcaster", "bots"];
+    let names = [
+        "banco validator",
+        "banco archive",
+        "banco broadcaster",
+        "banco-sim bots",
+    ];
     let missing = |children: &Vec<(u32, String)>| -> Vec<&str> {
         names
             .iter()
@@ -617,7 +622,7 @@ fn the_demos_processes_stop_when_the_demo_is_killed() {
             .filter(|name| {
                 !children
                     .iter()
-                    .any(|(_, command)| command.contains(&format!("banco {name} ")))
+                    .any(|(_, command)| command.contains(&format!("{name} ")))
             })
             .collect()
     };

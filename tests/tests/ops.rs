@@ -10,7 +10,7 @@ use std::time::Duration;
 use banco_e2e::clients::{Cmd, Croupier, player_client};
 use banco_e2e::metrics::{get, scrape, sum, value};
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, bearer, channel};
-use banco_e2e::{banco, poll, poll_blocking};
+use banco_e2e::{banco, banco_sim, poll, poll_blocking};
 use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 
@@ -613,7 +613,7 @@ fn bots_stop_when_asked_while_they_start() {
         let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
         drop(held);
     });
-    let mut bots = banco()
+    let mut bots = banco_sim()
         .args(["bots", "--server", &url, "--players", "3", "--signing-key"])
         .arg(keys.signing_key())
         .stdout(Stdio::piped())

@@ -15,7 +15,7 @@ use banco_e2e::procs::{
     BroadcasterSetup, Keys, SignedArchive, bearer, cashier_deposit, channel, start_validator,
     start_wallet,
 };
-use banco_e2e::{banco, output_text, poll_blocking};
+use banco_e2e::{banco_sim, output_text, poll_blocking};
 use banco_rules::shoe::{Shoe, ShoeConfig};
 use banco_wire::pb;
 use banco_wire::pb::wallet_service_client::WalletServiceClient;
@@ -37,9 +37,9 @@ impl Drop for Proc {
     }
 }
 
-/// `banco bots` for `table` at `server`: bot-001 to bot-020 at either table.
+/// `banco-sim bots` for `table` at `server`: bot-001 to bot-020 at either table.
 fn bots(keys: &Keys, server: &str, table: &str, seed: &str) -> Proc {
-    let child = banco()
+    let child = banco_sim()
         .args([
             "bots",
             "--server",

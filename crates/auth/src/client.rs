@@ -1,7 +1,7 @@
 //! What every client of a banco service does first: reach the server (plaintext on
 //! `http://`, TLS trusting one CA on `https://`), present its token, and number its
-//! requests. Shared by `banco croupier`, `banco player`, `banco audit`, `banco shoe-sim` and
-//! the croupier console.
+//! requests. Shared by `banco croupier`, `banco player`, `banco audit`, `banco-sim
+//! shoe-sim` and the croupier console.
 
 use std::path::{Path, PathBuf};
 

@@ -20,7 +20,7 @@ use crate::player::bets::kind_name;
 use crate::player::render::{dealt_cards, hand_result};
 use crate::times::{TimeArgs, Times};
 
-pub(crate) type Archive = ArchiveServiceClient<
+pub type Archive = ArchiveServiceClient<
     tonic::service::interceptor::InterceptedService<
         tonic::transport::Channel,
         banco_auth::BearerToken,
@@ -482,7 +482,7 @@ async fn shoe_rounds(client: &mut Archive, shoe: &str) -> anyhow::Result<Vec<pb:
 }
 
 /// Every round `filter` matches, newest first (as ListRounds answers), page after page.
-pub(crate) async fn all_rounds(
+pub async fn all_rounds(
     client: &mut Archive,
     filter: pb::RoundFilter,
 ) -> anyhow::Result<Vec<pb::RoundSummary>> {
@@ -524,7 +524,7 @@ fn clip_missing_line(missing: &pb::ClipMissing) -> String {
 }
 
 /// Why a round has no clip, in words.
-pub(crate) fn clip_missing_reason(reason: pb::ClipMissingReason) -> &'static str {
+pub fn clip_missing_reason(reason: pb::ClipMissingReason) -> &'static str {
     match reason {
         pb::ClipMissingReason::NoVideo => "no video",
         pb::ClipMissingReason::RecorderFailed => "the recorder failed",

@@ -23,17 +23,17 @@ use crate::player::render::{dealt_cards, phase_name, shoe_state_name};
 use banco_table::Currency;
 
 /// Which table, on which broadcaster, as which croupier: shared by `banco croupier` and
-/// `banco shoe-sim`.
+/// `banco-sim shoe-sim`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct TableArgs {
+pub struct TableArgs {
     #[command(flatten)]
-    pub(crate) server: ServerArgs,
+    pub server: ServerArgs,
     /// The table.
     #[arg(long, default_value = "T01")]
-    pub(crate) table: String,
+    pub table: String,
     /// File holding a croupier token (`banco token issue --role croupier`).
     #[arg(long)]
-    pub(crate) token_file: PathBuf,
+    pub token_file: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -51,7 +51,7 @@ pub(crate) struct CroupierArgs {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub(crate) enum CroupierCommand {
+pub enum CroupierCommand {
     /// Put a freshly shuffled shoe in play.
     OpenShoe {
         /// Decks in the shoe (default: the table's configured shoe).
@@ -134,7 +134,7 @@ pub(crate) enum CroupierCommand {
     Watch,
 }
 
-pub(crate) type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
+pub type Client = TableServiceClient<InterceptedService<Channel, BearerToken>>;
 
 pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
     let bearer = crate::player::connect::read_token(&args.at.token_file)?;
@@ -164,7 +164,7 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
 
 /// The broadcaster's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for
 /// `https://` (see [`banco_auth::client::endpoint`]).
-pub(crate) fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
+pub fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
     banco_auth::client::endpoint(server, ca_cert).map_err(|err| {
         let flags = match err {
             ClientError::BadUrl(_) => "--server",
@@ -223,7 +223,7 @@ async fn send(
 
 /// Sends one command to the table under `command_id` and returns the table's reply (a
 /// refusal is a reply, not an error); `banco croupier` and the demo's dealer both use it.
-pub(crate) async fn apply(
+pub async fn apply(
     client: &mut Client,
     table: &str,
     command_id: String,
@@ -355,10 +355,7 @@ pub(crate) async fn apply(
 }
 
 /// The table's state now: the first message of WatchTable.
-pub(crate) async fn current_state(
-    client: &mut Client,
-    table: &str,
-) -> anyhow::Result<pb::TableState> {
+pub async fn current_state(client: &mut Client, table: &str) -> anyhow::Result<pb::TableState> {
     let request = pb::GetTableRequest {
         table_id: table.to_owned(),
     };
@@ -369,7 +366,7 @@ pub(crate) async fn current_state(
         .into_inner())
 }
 
-pub(crate) fn status_error(status: tonic::Status) -> anyhow::Error {
+pub fn status_error(status: tonic::Status) -> anyhow::Error {
     crate::grpc::status_error(&status)
 }
 
@@ -388,7 +385,7 @@ fn canonical(text: &str) -> anyhow::Result<String> {
 }
 
 /// 128 random bits as a UUID-shaped string: a fresh command id or idempotency key.
-pub(crate) fn fresh_command_id() -> anyhow::Result<String> {
+pub fn fresh_command_id() -> anyhow::Result<String> {
     banco_auth::client::fresh_id().map_err(|e| anyhow::anyhow!("cannot draw a random id: {e}"))
 }
 
@@ -400,7 +397,7 @@ fn enum_name<E: std::fmt::Debug>(value: Result<E, prost::UnknownEnumValue>) -> S
 }
 
 /// `REFUSED: MISREAD: <sentence> (field card)`.
-pub(crate) fn render_refusal(refusal: &pb::Refusal) -> String {
+pub fn render_refusal(refusal: &pb::Refusal) -> String {
     let mut line = format!(
         "REFUSED: {}: {}",
         enum_name(pb::RefusalCode::try_from(refusal.code)),

@@ -339,6 +339,6 @@ mod tests {
     #[test]
     fn anchors_are_mdbooks() {
         assert_eq!(anchor("banco token issue"), "banco-token-issue");
-        assert_eq!(anchor("banco shoe-sim"), "banco-shoe-sim");
+        assert_eq!(anchor("banco-sim shoe-sim"), "banco-sim-shoe-sim");
     }
 }

@@ -14,19 +14,19 @@ use std::path::Path;
 use anyhow::bail;
 
 /// The lock file a folder's holder keeps locked.
-pub(crate) const LOCK_FILE: &str = ".banco.lock";
+pub const LOCK_FILE: &str = ".banco.lock";
 
 /// A folder held by this process until the value is dropped.
 #[derive(Debug)]
-pub(crate) struct FolderLock {
+pub struct FolderLock {
     /// Held open: closing it releases the lock.
     _file: File,
 }
 
 impl FolderLock {
-    /// Takes `folder` (which must exist) for this process, as `what` (`banco demo table`,
+    /// Takes `folder` (which must exist) for this process, as `what` (`banco-sim demo table`,
     /// `banco broadcaster`, …), or says who has it.
-    pub(crate) fn take(folder: &Path, what: &str) -> anyhow::Result<FolderLock> {
+    pub fn take(folder: &Path, what: &str) -> anyhow::Result<FolderLock> {
         FolderLock::take_file(&folder.join(LOCK_FILE), folder, what)
     }
 
@@ -82,7 +82,7 @@ mod tests {
         let first = FolderLock::take(dir.path(), "banco broadcaster").unwrap();
         // flock locks belong to an open file, so a second open in this process is refused
         // just as another process would be.
-        let err = FolderLock::take(dir.path(), "banco demo table")
+        let err = FolderLock::take(dir.path(), "banco-sim demo table")
             .unwrap_err()
             .to_string();
         assert!(err.contains(&dir.path().display().to_string()), "{err}");
@@ -92,10 +92,10 @@ mod tests {
         );
         assert!(err.contains("in use by another banco process"), "{err}");
         drop(first);
-        let _again = FolderLock::take(dir.path(), "banco demo table").unwrap();
+        let _again = FolderLock::take(dir.path(), "banco-sim demo table").unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap(),
-            format!("pid {}, `banco demo table`", std::process::id()),
+            format!("pid {}, `banco-sim demo table`", std::process::id()),
             "the new holder's details replace the old ones"
         );
     }

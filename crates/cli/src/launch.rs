@@ -40,7 +40,7 @@ pub(crate) fn run(args: &LaunchArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Asks `server` for a launch code for `player_token`; the page's address with it.
-pub(crate) async fn launch_url(
+pub async fn launch_url(
     server: &str,
     service_token: &str,
     player_token: &str,

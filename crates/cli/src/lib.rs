@@ -10,12 +10,10 @@ use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod archive;
 mod audit;
-mod bots;
 mod broadcaster;
 mod cashier;
 mod config;
 mod croupier;
-mod demo;
 pub mod docs;
 mod edge;
 mod exit;
@@ -30,7 +28,6 @@ mod ops;
 mod player;
 mod roads;
 mod service_life;
-mod shoe_sim;
 mod stop_signal;
 mod stop_with_parent;
 mod stream;
@@ -63,10 +60,6 @@ enum Command {
     Odds(odds::OddsArgs),
     /// Draw the scoreboard roads (bead plate, Big Road, derived roads) of a run of results.
     Roads(roads::RoadsArgs),
-    /// A whole live table on this machine (`table`), or a seeded shoe through the rules
-    /// engine alone (`rules`).
-    #[command(subcommand)]
-    Demo(demo::DemoCommand),
     /// Serve RulesService, the stateless rules authority, with health and reflection.
     Validator(validator::ValidatorArgs),
     /// Serve one table: its actor behind TableService and PlayerService.
@@ -85,11 +78,6 @@ enum Command {
     /// The table camera (or a test pattern) with the round overlay, as low-latency H.264
     /// published to the broadcaster; reconnects by itself.
     Stream(Box<stream::StreamArgs>),
-    /// A simulated shoe reader: a seeded shuffled shoe, one card per line into the
-    /// console's scanner source each time the table wants one, with the odd misread.
-    ShoeSim(shoe_sim::ShoeSimArgs),
-    /// Simulated players that watch and bet like people, for demos and load.
-    Bots(bots::BotsArgs),
     /// Signing keys and signed, expiring bearer tokens for every role.
     #[command(subcommand)]
     Token(token::TokenCommand),
@@ -127,10 +115,61 @@ pub fn service_command(name: &str) -> Option<clap::Command> {
 /// What `banco-bench` (crates/bench) reuses of `banco`: the services' logging, the
 /// encoder's flags of `banco stream`, and the wallets a broadcaster opens.
 pub mod bench_support {
+    pub use crate::clients::fatal;
     pub use crate::logging::init_for_bench;
     pub use crate::player::video::{delay, quantile};
     pub use crate::stream::EncodeArgs;
     pub use crate::table_wallet::{TableWallet, WalletArgs, embedded_url, open_store};
+}
+
+/// What the simulators (`banco-sim`: bots, shoe reader, demo; crates/sim) reuse of
+/// `banco`'s clients: the player's and the croupier's connections, the auditor's archive
+/// client, tokens, the roads, the launch link, and the process helpers every `banco`
+/// command shares. Only these items are public; the rest of the crate stays private.
+pub mod clients {
+    /// The player's client (`banco player`).
+    pub mod player {
+        pub use crate::player::bets::bets_to_pb;
+        pub use crate::player::connect::{Client, ServerArgs, client, fresh_key, status_error};
+        pub use crate::player::render::hand_result;
+        pub use crate::player::watch::{Feed, Item};
+    }
+
+    /// The croupier's client (`banco croupier`).
+    pub mod croupier {
+        pub use crate::croupier::{
+            Client, CroupierCommand, TableArgs, apply, current_state, endpoint, fresh_command_id,
+            render_refusal, status_error,
+        };
+    }
+
+    /// The auditor's client of the archive (`banco audit`).
+    pub mod audit {
+        pub use crate::audit::{Archive, all_rounds, clip_missing_reason};
+    }
+
+    /// Signing keys and tokens (`banco token`).
+    pub mod token {
+        pub use crate::token::{issue, keygen};
+    }
+
+    pub use crate::launch::launch_url;
+    pub use crate::roads::render as render_roads;
+
+    /// A folder held by one process at a time.
+    pub mod folder_lock {
+        pub use crate::folder_lock::{FolderLock, LOCK_FILE};
+    }
+
+    /// SIGINT and SIGTERM as a request to stop cleanly.
+    pub mod stop_signal {
+        pub use crate::stop_signal::StopSignal;
+    }
+
+    /// A child process that stops when the process that started it dies.
+    pub mod stop_with_parent {
+        pub use crate::stop_with_parent::{ENV, apply};
+    }
 
     /// An error that ends a command: printed as `banco` prints it; the exit status for it.
     pub fn fatal(err: &anyhow::Error) -> std::process::ExitCode {
@@ -179,7 +218,6 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Rules(RulesCommand::Judge(args)) => judge::run(&args),
         Command::Odds(args) => odds::run(&args),
         Command::Roads(args) => roads::run(&args),
-        Command::Demo(args) => demo::run(&args),
         Command::Validator(args) => validator::run(&args),
         Command::Token(command) => token::run(&command),
         Command::Launch(args) => launch::run(&args),
@@ -189,9 +227,7 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Archive(args) => archive::run(&args),
         Command::Audit(args) => audit::run(&args),
         Command::Player(args) => player::run(&args),
-        Command::Bots(args) => bots::run(&args),
         Command::Stream(args) => stream::run(&args),
-        Command::ShoeSim(args) => shoe_sim::run(&args),
         Command::Wallet(args) => wallet::run(&args),
         Command::Cashier(args) => cashier::run(&args),
     };

@@ -90,7 +90,7 @@ pub(crate) fn parse_results(text: &str) -> Result<Vec<Winner>, BadResult> {
 }
 
 /// The whole scoreboard as plain text.
-pub(crate) fn render(board: &Scoreboard) -> String {
+pub fn render(board: &Scoreboard) -> String {
     let mut out = String::new();
     let bead: Vec<GridCell<String>> = board
         .bead_plate()

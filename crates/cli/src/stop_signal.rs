@@ -1,5 +1,5 @@
 //! What asks a service to stop cleanly: Ctrl-C (SIGINT) at a terminal, and SIGTERM, which
-//! systemd, container runtimes, `kill` and the end of `banco demo` send. SIGINT alone was
+//! systemd, container runtimes, `kill` and the end of `banco-sim demo` send. SIGINT alone was
 //! not enough: a process started in the background by a script ignores SIGINT from birth,
 //! and SIGTERM killed a service mid-stop.
 //!
@@ -9,7 +9,7 @@
 
 /// Both signals, listened for from [`StopSignal::listen`] on.
 #[derive(Debug)]
-pub(crate) struct StopSignal {
+pub struct StopSignal {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -18,7 +18,7 @@ pub(crate) struct StopSignal {
 
 impl StopSignal {
     /// Starts listening; inside the runtime.
-    pub(crate) fn listen() -> anyhow::Result<StopSignal> {
+    pub fn listen() -> anyhow::Result<StopSignal> {
         #[cfg(unix)]
         {
             use anyhow::Context as _;
@@ -35,7 +35,7 @@ impl StopSignal {
     }
 
     /// Resolves at the first SIGINT or SIGTERM since [`StopSignal::listen`].
-    pub(crate) async fn requested(self) {
+    pub async fn requested(self) {
         #[cfg(unix)]
         {
             let StopSignal {

@@ -1,4 +1,4 @@
-//! A child of `banco demo` stops when the demo does, however the demo ends: a closed
+//! A child of `banco-sim demo` stops when the demo does, however the demo ends: a closed
 //! terminal (SIGHUP) or a kill leaves it no time to stop them, and its validator,
 //! broadcaster, bots and video encoder would go on holding their ports and the CPU after
 //! the window is gone. The demo asks for it in the environment of each child it starts.
@@ -10,13 +10,13 @@ use anyhow::bail;
 use rustix::process::{Signal, getppid, set_parent_process_death_signal};
 
 /// The variable that asks for it; its value is the parent's process id.
-pub(crate) const ENV: &str = "BANCO_STOP_WITH_PARENT";
+pub const ENV: &str = "BANCO_STOP_WITH_PARENT";
 
 /// If the environment asks: SIGTERM when the parent dies (a clean stop for the services,
 /// see `stop_signal`; never ignored from birth, as SIGINT is in a background process);
 /// an error if the parent has died already. Linux only; elsewhere the variable is refused.
 #[cfg(target_os = "linux")]
-pub(crate) fn apply() -> anyhow::Result<()> {
+pub fn apply() -> anyhow::Result<()> {
     let Some(value) = std::env::var_os(ENV) else {
         return Ok(());
     };
@@ -35,7 +35,7 @@ pub(crate) fn apply() -> anyhow::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn apply() -> anyhow::Result<()> {
+pub fn apply() -> anyhow::Result<()> {
     if std::env::var_os(ENV).is_some() {
         bail!("{ENV}: a child stopping with its parent needs Linux");
     }

@@ -81,7 +81,7 @@ pub(crate) fn run(command: &TokenCommand) -> anyhow::Result<ExitCode> {
 
 /// `signing.key` and `signing.pub` in `dir` (never overwritten; `dir` made if need be);
 /// their paths.
-pub(crate) fn keygen(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+pub fn keygen(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     make_private_dir(dir)?;
     let key = generate_signing_key()?;
     let secret = dir.join("signing.key");
@@ -107,7 +107,7 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// A token for `sub` in `role`, signed with the key in `key`, valid for `ttl` from now.
-pub(crate) fn issue(
+pub fn issue(
     key: &Path,
     audience: &str,
     role: Role,

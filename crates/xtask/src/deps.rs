@@ -1,14 +1,19 @@
 //! What the production binary must not carry: `banco` (the banco-cli package) is built
-//! without the benchmarks and their NATS server, and without the croupier's console
-//! (issue 21, "Crates by audience": they have crates and binaries of their own); built
-//! without its default features, it carries neither GStreamer nor the NATS client.
-
+//! without the benchmarks and their NATS server, the croupier's console, and the
+//! simulators (bots, shoe reader, demo: `banco-sim`) (issue 21, "Crates by audience": they
+//! have crates and binaries of their own); built without its default features, it carries
+//! neither GStreamer nor the NATS client.
 use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 
 /// Crates that `cargo tree -p banco-cli -e normal` must not list.
-const NOT_IN_BANCO: [&str; 3] = ["banco-bench", "banco-natsd", "croupier-console"];
+const NOT_IN_BANCO: [&str; 4] = [
+    "banco-bench",
+    "banco-natsd",
+    "banco-sim",
+    "croupier-console",
+];
 
 /// Crates that banco-cli built with `--no-default-features` must not list either: its
 /// features `gstreamer` and `jetstream` alone bring them, so that an edge or a node

@@ -8,7 +8,7 @@
 //!   built with its links checked.
 //! - `ci`:    `test`, plus the benchmarks built and each fuzz target run for a short time.
 //! - `bench`: the criterion benchmarks, printing their figures.
-//! - `demo`:  setup, build, and run a whole table on this machine (`banco demo table`).
+//! - `demo`:  setup, build, and run a whole table on this machine (`banco-sim demo table`).
 //! - `web`:   build the player page (`web/`, Node and npm) that the broadcaster serves.
 //! - `docs`:  regenerate the book's CLI page, build the book (`docs/`, mdBook) and check
 //!   every relative link of the book and the README.
@@ -146,10 +146,10 @@ fn bench(extra: &[String]) -> Result<()> {
     cargo(&args)
 }
 
-/// Builds `banco` and `croupier-console` (release), then runs `banco demo table` with the
-/// arguments given (`--headless --rounds N`, …) in the current folder, so the demo's data
-/// lands in `./demo-data`. `cargo xtask demo rules [--seed N]` runs the rules-only
-/// walk-through instead.
+/// Builds `banco`, `banco-sim` and `croupier-console` (release), then runs
+/// `banco-sim demo table` with the arguments given (`--headless --rounds N`, …) in the
+/// current folder, so the demo's data lands in `./demo-data`. `cargo xtask demo rules
+/// [--seed N]` runs the rules-only walk-through instead.
 fn demo(extra: &[String]) -> Result<()> {
     packages::setup()?;
     web::build(&root())?;
@@ -160,19 +160,22 @@ fn demo(extra: &[String]) -> Result<()> {
         "--package",
         "banco-cli",
         "--package",
+        "banco-sim",
+        "--package",
         "croupier-console",
     ])?;
-    let banco = target_dir(&root()).join("release").join("banco");
+    // The demo runs the services from the `banco` beside `banco-sim`.
+    let sim = target_dir(&root()).join("release").join("banco-sim");
     let mut args: Vec<&str> = vec!["demo"];
     if extra.first().map(String::as_str) != Some("rules") {
         args.push("table");
     }
     args.extend(extra.iter().map(String::as_str));
-    eprintln!("xtask: {} {}", banco.display(), args.join(" "));
-    let status = Command::new(&banco)
+    eprintln!("xtask: {} {}", sim.display(), args.join(" "));
+    let status = Command::new(&sim)
         .args(&args)
         .status()
-        .with_context(|| format!("could not start {}", banco.display()))?;
+        .with_context(|| format!("could not start {}", sim.display()))?;
     if !status.success() {
         bail!("the demo failed ({status})");
     }

@@ -10,7 +10,7 @@ pub(crate) fn parse_bets(args: &[String]) -> anyhow::Result<Vec<(BetKind, i64)>>
     Ok(banco_rules::parse_bet_args(args)?)
 }
 
-pub(crate) fn bets_to_pb(bets: &[(BetKind, i64)]) -> Vec<pb::Bet> {
+pub fn bets_to_pb(bets: &[(BetKind, i64)]) -> Vec<pb::Bet> {
     bets.iter()
         .map(|&(kind, stake)| pb::Bet {
             kind: pb::BetKind::from(kind).into(),

@@ -10,30 +10,30 @@ use tonic::codegen::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
 /// PlayerService with the caller's token on every call.
-pub(crate) type Client = PlayerServiceClient<InterceptedService<Channel, BearerToken>>;
+pub type Client = PlayerServiceClient<InterceptedService<Channel, BearerToken>>;
 
-/// Where the broadcaster is and how to trust it (shared by `banco player` and `banco bots`).
+/// Where the broadcaster is and how to trust it (shared by `banco player` and `banco-sim bots`).
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ServerArgs {
+pub struct ServerArgs {
     /// The broadcaster's address.
     #[arg(long, default_value = "http://127.0.0.1:7102")]
-    pub(crate) server: String,
+    pub server: String,
     /// PEM CA certificate(s) the broadcaster's TLS certificate must be signed by; required
     /// (and only allowed) with an `https://` `--server`.
     #[arg(long, value_name = "PEM")]
-    pub(crate) ca_cert: Option<PathBuf>,
+    pub ca_cert: Option<PathBuf>,
 }
 
 impl ServerArgs {
     /// The endpoint: plaintext for `http://`, TLS trusting `--ca-cert` for `https://`. Each
     /// needs the other (tonic would send plaintext to `http://` even with a CA).
-    pub(crate) fn endpoint(&self) -> anyhow::Result<Endpoint> {
+    pub fn endpoint(&self) -> anyhow::Result<Endpoint> {
         crate::croupier::endpoint(&self.server, self.ca_cert.as_deref())
     }
 
     /// A channel that connects on first use and reconnects by itself, so that a client
     /// started before the broadcaster, or across its restart, keeps working.
-    pub(crate) fn lazy_channel(&self) -> anyhow::Result<Channel> {
+    pub fn lazy_channel(&self) -> anyhow::Result<Channel> {
         Ok(self.endpoint()?.connect_lazy())
     }
 }
@@ -46,12 +46,12 @@ pub(crate) fn read_token(path: &Path) -> anyhow::Result<BearerToken> {
         .bearer)
 }
 
-pub(crate) fn client(channel: Channel, token: BearerToken) -> Client {
+pub fn client(channel: Channel, token: BearerToken) -> Client {
     PlayerServiceClient::with_interceptor(channel, token)
 }
 
 /// `Unavailable: connection refused`: the code, then the server's sentence.
-pub(crate) fn status_error(status: &tonic::Status) -> anyhow::Error {
+pub fn status_error(status: &tonic::Status) -> anyhow::Error {
     crate::grpc::status_error(status)
 }
 
@@ -70,7 +70,7 @@ pub(crate) fn is_permanent(code: tonic::Code) -> bool {
 }
 
 /// 128 random bits as a UUID-shaped string: a fresh idempotency key.
-pub(crate) fn fresh_key() -> anyhow::Result<String> {
+pub fn fresh_key() -> anyhow::Result<String> {
     crate::croupier::fresh_command_id()
 }
 

@@ -273,7 +273,7 @@ fn settled(s: &pb::Settled) -> String {
 
 /// `Banker wins, Player 5 – Banker 8 (natural)`, `Tie, Player 6 – Banker 6`: the winner
 /// named, then the score Player first as on every screen, with pairs when there are.
-pub(crate) fn hand_result(r: &pb::HandResult) -> String {
+pub fn hand_result(r: &pb::HandResult) -> String {
     let score = Score {
         player: u8::try_from(r.player_total).unwrap_or(u8::MAX),
         banker: u8::try_from(r.banker_total).unwrap_or(u8::MAX),

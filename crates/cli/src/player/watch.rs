@@ -108,7 +108,7 @@ impl Backoff {
 
 /// What a `Feed` hands its reader.
 #[derive(Debug, Clone)]
-pub(crate) enum Item {
+pub enum Item {
     /// A new event (not a stream-control one), in seq order.
     Event(Box<pb::TableEvent>),
     /// The events missed are gone; a Snapshot follows.
@@ -121,7 +121,7 @@ pub(crate) enum Item {
 
 /// A subscription to one table that resumes by itself.
 #[derive(Debug)]
-pub(crate) struct Feed {
+pub struct Feed {
     client: Client,
     table: String,
     guard: SeqGuard,
@@ -133,7 +133,7 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
-    pub(crate) fn new(client: Client, table: &str, once: bool) -> Feed {
+    pub fn new(client: Client, table: &str, once: bool) -> Feed {
         Feed {
             client,
             table: table.to_owned(),
@@ -147,7 +147,7 @@ impl Feed {
 
     /// The next item; an error only for what retrying cannot cure (or any break with
     /// `once`).
-    pub(crate) async fn next(&mut self) -> anyhow::Result<Item> {
+    pub async fn next(&mut self) -> anyhow::Result<Item> {
         loop {
             if let Some(wait) = self.wait.take() {
                 tokio::time::sleep(wait).await;

@@ -1,4 +1,4 @@
-//! `banco demo rules`: one seeded shoe played through the rules engine, as an automated
+//! `banco-sim demo rules`: one seeded shoe played through the rules engine, as an automated
 //! table would play it, so that a newcomer sees what banco decides and how.
 //!
 //! Every card goes through the counting shoe and the coup one at a time; each hand is
@@ -67,7 +67,7 @@ fn play(args: &RulesDemoArgs) -> anyhow::Result<String> {
 
     writeln!(
         out,
-        "banco demo rules: {} decks shuffled by ChaCha20 with seed {} (replay with --seed {}), \
+        "banco-sim demo rules: {} decks shuffled by ChaCha20 with seed {} (replay with --seed {}), \
          cut card {} from the end, paytable {}",
         config.decks, args.seed, args.seed, config.cut_card_from_end, paytable.name
     )?;
@@ -137,7 +137,7 @@ fn play(args: &RulesDemoArgs) -> anyhow::Result<String> {
             "; the cut card came out in hand {h}, so one more hand was played"
         )),
     )?;
-    writeln!(out, "\n{}", crate::roads::render(&board))?;
+    writeln!(out, "\n{}", banco::clients::render_roads(&board))?;
     out.push_str(&money_text(&tallies, args.stake, &paytable));
     Ok(out)
 }

@@ -13,7 +13,7 @@ use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 
 use super::data::DemoData;
-use crate::audit::Archive;
+use banco::clients::audit::Archive;
 
 /// How long the outbox gets to deliver the last rounds to the archive.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -51,7 +51,7 @@ impl Clips {
                 record.round_id.clone(),
                 format!(
                     "{}: {}",
-                    crate::audit::clip_missing_reason(m.reason()),
+                    banco::clients::audit::clip_missing_reason(m.reason()),
                     m.detail
                 ),
             )),
@@ -185,7 +185,7 @@ pub(crate) async fn summarize(
     welcome_credit: i64,
 ) -> anyhow::Result<Summary> {
     let token = banco_auth::client::read_token_file(&data.token("auditor.token"))?.bearer;
-    let channel = crate::croupier::endpoint(archive_url, None)?.connect_lazy();
+    let channel = banco::clients::croupier::endpoint(archive_url, None)?.connect_lazy();
     let mut archive = ArchiveServiceClient::with_interceptor(channel, token);
     let started = Instant::now();
     let (rounds, missing) = loop {
@@ -207,7 +207,7 @@ pub(crate) async fn summarize(
             heads: Vec::new(),
         })
         .await
-        .map_err(crate::croupier::status_error)
+        .map_err(banco::clients::croupier::status_error)
         .context("Verify")?
         .into_inner();
     let balances = balances(data, broadcaster_url, &mut archive, bots).await?;
@@ -218,7 +218,7 @@ pub(crate) async fn summarize(
                 round_id: round.round_id.clone(),
             })
             .await
-            .map_err(crate::croupier::status_error)
+            .map_err(banco::clients::croupier::status_error)
             .with_context(|| format!("GetRound {}", round.round_id))?
             .into_inner();
         clips.count(&record);
@@ -239,12 +239,12 @@ async fn list_rounds(archive: &mut Archive, table: &str) -> anyhow::Result<Vec<p
         table_id: table.to_owned(),
         ..Default::default()
     };
-    let mut rounds = crate::audit::all_rounds(archive, filter).await?;
+    let mut rounds = banco::clients::audit::all_rounds(archive, filter).await?;
     rounds.sort_by(|a, b| a.round_id.cmp(&b.round_id));
     Ok(rounds)
 }
 
-/// The balance of each bot that bet (`bot-001` …, the names `banco bots` gives them),
+/// The balance of each bot that bet (`bot-001` …, the names `banco-sim bots` gives them),
 /// asked as that player.
 async fn balances(
     data: &DemoData,
@@ -252,7 +252,7 @@ async fn balances(
     archive: &mut Archive,
     bots: usize,
 ) -> anyhow::Result<Vec<(String, i64)>> {
-    let channel = crate::croupier::endpoint(broadcaster_url, None)?.connect_lazy();
+    let channel = banco::clients::croupier::endpoint(broadcaster_url, None)?.connect_lazy();
     let mut out = Vec::new();
     for i in 1..=bots {
         let name = format!("bot-{i:03}");
@@ -262,7 +262,7 @@ async fn balances(
         let balance = player
             .get_balance(pb::GetBalanceRequest {})
             .await
-            .map_err(crate::croupier::status_error)
+            .map_err(banco::clients::croupier::status_error)
             .with_context(|| format!("GetBalance as {name}"))?
             .into_inner();
         let total = balance.available_minor + balance.in_play_minor;
@@ -283,7 +283,7 @@ async fn has_bets(archive: &mut Archive, player: &str) -> anyhow::Result<bool> {
             ..Default::default()
         })
         .await
-        .map_err(crate::croupier::status_error)
+        .map_err(banco::clients::croupier::status_error)
         .with_context(|| format!("PlayerBets {player}"))?
         .into_inner();
     Ok(!page.entries.is_empty())

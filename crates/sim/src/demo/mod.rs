@@ -1,4 +1,4 @@
-//! `banco demo`: what banco does, shown to a newcomer.
+//! `banco-sim demo`: what banco does, shown to a newcomer.
 //!
 //! - `table`: a whole live table on this machine (every service, video, bots, the croupier
 //!   console or a built-in croupier), as `cargo xtask demo` runs it.

@@ -4,7 +4,7 @@
 //! If the demo dies first (its terminal closed), each stops itself ([`stop_with_parent`]).
 //! One that dies early is named, with the tail of its log.
 //!
-//! [`stop_with_parent`]: crate::stop_with_parent
+//! [`stop_with_parent`]: banco::clients::stop_with_parent
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -69,7 +69,10 @@ impl Children {
             .stdout(stdout)
             .stderr(stderr)
             .process_group(0)
-            .env(crate::stop_with_parent::ENV, std::process::id().to_string());
+            .env(
+                banco::clients::stop_with_parent::ENV,
+                std::process::id().to_string(),
+            );
         let process = command
             .spawn()
             .with_context(|| format!("could not start {name} ({command:?})"))?;

@@ -1,4 +1,4 @@
-//! `banco bots`: simulated players at one table, for the demo and for load. Each bot mints
+//! `banco-sim bots`: simulated players at one table, for the demo and for load. Each bot mints
 //! its own player token (`bot-001`, …), subscribes (resuming like `banco player watch`),
 //! and when betting opens decides after a human-like pause what to bet (`behaviour`).
 //! Everything random comes from one seeded ChaCha RNG, so a run's decisions replay.
@@ -23,9 +23,9 @@ use rand_core::{Rng as _, SeedableRng as _};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::player::bets::bets_to_pb;
-use crate::player::connect::{Client, ServerArgs, client, fresh_key, status_error};
-use crate::player::watch::{Feed, Item};
+use banco::clients::player::bets_to_pb;
+use banco::clients::player::{Client, ServerArgs, client, fresh_key, status_error};
+use banco::clients::player::{Feed, Item};
 use behaviour::{Decision, RoundView, Temperament, decide};
 use stats::Stats;
 
@@ -117,7 +117,7 @@ fn limits_of(info: &pb::TableInfo) -> [(i64, i64); 9] {
 async fn run_bots(args: &BotsArgs, issuer: &Issuer, seed: u64) -> anyhow::Result<ExitCode> {
     // One listener for the whole run, set up first: a stop asked while the bots are still
     // being set up (the demo killed as it starts) must end them too.
-    let stop = crate::stop_signal::StopSignal::listen()?;
+    let stop = banco::clients::stop_signal::StopSignal::listen()?;
     let mut stop = std::pin::pin!(stop.requested());
     // Printed once a stop is listened for: from this line on, SIGTERM is a clean stop.
     println!(

@@ -1,4 +1,4 @@
-//! `banco shoe-sim`: a shoe reader for demos and tests. It shuffles a shoe with a seeded
+//! `banco-sim shoe-sim`: a shoe reader for demos and tests. It shuffles a shoe with a seeded
 //! ChaCha20 generator and, like a real reader, emits a card only when the croupier draws
 //! one: it watches the table (WatchTable) and writes the next card a short random delay
 //! after one becomes due (the burn card after a new shoe, then each card of each hand).
@@ -22,7 +22,7 @@ use banco_scanner::ScannerSource;
 pub(crate) use cards::Cards;
 use target::Sink;
 
-use crate::croupier::TableArgs;
+use banco::clients::croupier::TableArgs;
 
 /// Lines a reader gives when it misreads: noise, a rank without its suit, an index past
 /// the last card, letters that are no suit.
@@ -157,7 +157,7 @@ pub(crate) fn run(args: &ShoeSimArgs) -> anyhow::Result<ExitCode> {
 /// Keeps the latest state of the table in `tx`, reconnecting whenever the stream breaks
 /// (the demo's dealer watches the table the same way).
 pub(crate) async fn watch_table(
-    mut client: crate::croupier::Client,
+    mut client: banco::clients::croupier::Client,
     table_id: String,
     tx: watch::Sender<Option<pb::TableState>>,
 ) {

@@ -1,5 +1,6 @@
-//! `banco demo table`: a whole live table on this machine, from the same `banco` binary:
-//! the validator, the archive (SQLite in the demo folder), the broadcaster (live pacing,
+//! `banco-sim demo table`: a whole live table on this machine: the services from the
+//! `banco` binary beside `banco-sim` (cargo builds both into one folder), the bots and the
+//! shoe reader from `banco-sim` itself: the validator, the archive (SQLite in the demo folder), the broadcaster (live pacing,
 //! betting closing by itself, a welcome credit so that players can bet), the camera (test
 //! pattern) when GStreamer's plugins are there, 20 bots, and either the croupier console
 //! fed by a simulated shoe reader, or (`--headless`) a built-in croupier that plays
@@ -117,16 +118,18 @@ const VIDEO_WAIT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run(args: &TableDemoArgs) -> anyhow::Result<ExitCode> {
     args.check()?;
-    let banco = std::env::current_exe().context("cannot tell where this banco binary is")?;
+    let sim = std::env::current_exe().context("cannot tell where this banco-sim binary is")?;
+    let banco = find_banco(&sim)?;
     let console = if args.headless {
         None
     } else {
-        Some(find_console(args.console.as_deref(), &banco)?)
+        Some(find_console(args.console.as_deref(), &sim)?)
     };
     let data = DemoData::prepare(&args.data_dir)?;
     println!("demo: everything goes to {}", data.dir.display());
     let mut children = Children::new(&data.logs())?;
-    let result = start_and_play(args, &data, &banco, console.as_deref(), &mut children);
+    let binaries = Binaries { banco, sim };
+    let result = start_and_play(args, &data, &binaries, console.as_deref(), &mut children);
     let died = children.check().err();
     children.stop_all();
     let outcome = match (result, died) {
@@ -136,18 +139,18 @@ pub(crate) fn run(args: &TableDemoArgs) -> anyhow::Result<ExitCode> {
         (Err(e), Some(died)) => Err(died.context(format!("{e:#}"))),
         (Err(e), None) => Err(e),
     };
-    print!("{}", how_to_audit(&data, &banco));
+    print!("{}", how_to_audit(&data, &binaries.banco));
     outcome
 }
 
 fn start_and_play(
     args: &TableDemoArgs,
     data: &DemoData,
-    banco: &Path,
+    binaries: &Binaries,
     console: Option<&Path>,
     children: &mut Children,
 ) -> anyhow::Result<ExitCode> {
-    let addresses = start_services(args, data, banco, children)?;
+    let addresses = start_services(args, data, binaries, children)?;
     let runtime = tokio::runtime::Runtime::new().context("could not start the async runtime")?;
     runtime.block_on(player_page(data, &addresses))?;
     let finished = match console {
@@ -156,7 +159,7 @@ fn start_and_play(
             played.rounds
         }
         Some(console) => {
-            interactive(args, data, banco, console, &addresses, children)?;
+            interactive(args, data, &binaries.sim, console, &addresses, children)?;
             runtime
                 .block_on(last_finished_round(data, &addresses))?
                 .into_iter()
@@ -195,7 +198,7 @@ async fn player_page(data: &DemoData, addresses: &Addresses) -> anyhow::Result<(
         .with_context(|| format!("could not write {}", token_file.display()))?;
     let service =
         std::fs::read_to_string(data.token("service.token")).context("the demo's service token")?;
-    let url = crate::launch::launch_url(&server, service.trim(), &player).await?;
+    let url = banco::clients::launch_url(&server, service.trim(), &player).await?;
     let again = format!(
         "banco launch --server {server} --service-token-file {} --player-token-file {}",
         path_arg(&data.token("service.token")),
@@ -226,9 +229,10 @@ fn path_arg(path: &Path) -> String {
 fn start_services(
     args: &TableDemoArgs,
     data: &DemoData,
-    banco: &Path,
+    binaries: &Binaries,
     children: &mut Children,
 ) -> anyhow::Result<Addresses> {
+    let banco = &binaries.banco;
     let public_key = path_arg(&data.public_key());
     let validator = children.start_listening(
         "validator",
@@ -344,7 +348,7 @@ fn start_services(
     children.start(
         "bots",
         banco_command(
-            banco,
+            &binaries.sim,
             &[
                 "bots",
                 "--server",
@@ -392,41 +396,63 @@ fn why_no_video() -> Option<String> {
 
 #[cfg(not(feature = "gstreamer"))]
 fn why_no_video() -> Option<String> {
-    Some("this build of banco left out the `gstreamer` feature".to_owned())
+    Some("this build of banco-sim left out the `gstreamer` feature".to_owned())
 }
 
-/// The croupier-console binary: as given, beside `banco` (cargo builds both into one
+/// The binaries the demo starts: `banco` for the services, `banco-sim` (this one) for the
+/// bots and the shoe reader.
+#[derive(Debug)]
+struct Binaries {
+    banco: PathBuf,
+    sim: PathBuf,
+}
+
+/// The `banco` binary beside `banco-sim` (cargo builds both into one folder), or on PATH.
+fn find_banco(sim: &Path) -> anyhow::Result<PathBuf> {
+    beside_or_on_path(sim, "banco", "build it (`cargo build -p banco-cli`)")
+}
+
+/// The croupier-console binary: as given, beside `banco-sim` (cargo builds both into one
 /// folder), or on PATH.
-fn find_console(given: Option<&Path>, banco: &Path) -> anyhow::Result<PathBuf> {
+fn find_console(given: Option<&Path>, sim: &Path) -> anyhow::Result<PathBuf> {
     if let Some(path) = given {
         if !path.is_file() {
             bail!("--console {}: no such file", path.display());
         }
         return Ok(path.to_owned());
     }
-    let beside = banco.with_file_name(format!("croupier-console{}", std::env::consts::EXE_SUFFIX));
+    beside_or_on_path(
+        sim,
+        "croupier-console",
+        "build it (`cargo build -p croupier-console`), give --console FILE, or use --headless",
+    )
+}
+
+/// The binary `name` beside `sim`, else on PATH; an error ending with `advice`.
+fn beside_or_on_path(sim: &Path, name: &str, advice: &str) -> anyhow::Result<PathBuf> {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let beside = sim.with_file_name(&file);
     if beside.is_file() {
         return Ok(beside);
     }
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
-            .map(|dir| dir.join("croupier-console"))
+            .map(|dir| dir.join(&file))
             .find(|p| p.is_file())
     });
     on_path.with_context(|| {
         format!(
-            "croupier-console is neither beside {} nor on PATH: build it \
-             (`cargo build -p croupier-console`), give --console FILE, or use --headless",
-            banco.display()
+            "{name} is neither beside {} nor on PATH: {advice}",
+            sim.display()
         )
     })
 }
 
-/// The console in the foreground, fed by `banco shoe-sim`, until the croupier quits it.
+/// The console in the foreground, fed by `banco-sim shoe-sim`, until the croupier quits it.
 fn interactive(
     args: &TableDemoArgs,
     data: &DemoData,
-    banco: &Path,
+    sim: &Path,
     console: &Path,
     addresses: &Addresses,
     children: &mut Children,
@@ -436,7 +462,7 @@ fn interactive(
     let scanner = children.start_listening(
         "shoe-sim",
         banco_command(
-            banco,
+            sim,
             &[
                 "shoe-sim",
                 "--server",
@@ -456,7 +482,7 @@ fn interactive(
         ),
         "shoe-sim listening on ",
     )?;
-    println!("demo: the shoe reader (banco shoe-sim) serves cards on {scanner}");
+    println!("demo: the shoe reader (banco-sim shoe-sim) serves cards on {scanner}");
     println!(
         "demo: starting the croupier console. Press N (new shoe: the reader gives the burn \
          card), O (open betting; it closes by itself), watch the reader deal, R (confirm the \
@@ -523,8 +549,9 @@ async fn headless(
 async fn wait_for_video(data: &DemoData, addresses: &Addresses) -> anyhow::Result<()> {
     let token = banco_auth::BearerToken::new(&data.player_token("demo-viewer")?)
         .context("token for demo-viewer")?;
-    let channel = crate::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
-        .connect_lazy();
+    let channel =
+        banco::clients::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
+            .connect_lazy();
     let mut viewer = PlayerServiceClient::with_interceptor(channel, token);
     let first_unit = async {
         let mut units = viewer
@@ -550,10 +577,11 @@ async fn wait_for_video(data: &DemoData, addresses: &Addresses) -> anyhow::Resul
 fn croupier_client(
     data: &DemoData,
     addresses: &Addresses,
-) -> anyhow::Result<crate::croupier::Client> {
+) -> anyhow::Result<banco::clients::croupier::Client> {
     let token = banco_auth::client::read_token_file(&data.token("croupier.token"))?.bearer;
-    let channel = crate::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
-        .connect_lazy();
+    let channel =
+        banco::clients::croupier::endpoint(&format!("http://{}", addresses.broadcaster), None)?
+            .connect_lazy();
     Ok(TableServiceClient::with_interceptor(channel, token))
 }
 
@@ -564,7 +592,7 @@ async fn last_finished_round(
     addresses: &Addresses,
 ) -> anyhow::Result<Option<String>> {
     let mut client = croupier_client(data, addresses)?;
-    let state = crate::croupier::current_state(&mut client, TABLE).await?;
+    let state = banco::clients::croupier::current_state(&mut client, TABLE).await?;
     let finished = matches!(
         pb::TablePhase::try_from(state.phase),
         Ok(pb::TablePhase::Settled | pb::TablePhase::Voided)

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use banco_auth::Role;
 
-use crate::folder_lock::{FolderLock, LOCK_FILE};
-use crate::token::{issue, keygen};
+use banco::clients::folder_lock::{FolderLock, LOCK_FILE};
+use banco::clients::token::{issue, keygen};
 
 /// Marks a folder as the demo's own, so that emptying it can never hit anything else.
 const MARKER: &str = ".banco-demo";
@@ -52,7 +52,7 @@ impl DemoData {
             .with_context(|| format!("{}", dir.display()))?;
         // Taken before anything is emptied: a second demo on this folder would otherwise
         // delete the first one's journal and archive under it.
-        let lock = FolderLock::take(dir, "banco demo table").context("--data-dir")?;
+        let lock = FolderLock::take(dir, "banco-sim demo table").context("--data-dir")?;
         for entry in
             std::fs::read_dir(dir).with_context(|| format!("could not read {}", dir.display()))?
         {
@@ -71,7 +71,7 @@ impl DemoData {
         let dir = dir.clone();
         std::fs::write(
             dir.join(MARKER),
-            "made by `banco demo table`; emptied by its next run\n",
+            "made by `banco-sim demo table`; emptied by its next run\n",
         )
         .with_context(|| format!("could not write in {}", dir.display()))?;
         let data = DemoData { dir, _lock: lock };

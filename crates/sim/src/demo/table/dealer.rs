@@ -1,7 +1,7 @@
 //! The headless demo's croupier: drives the table through TableService as a croupier at
 //! the console would (open a shoe, burn, open betting, let it close by itself, deal each
 //! card as it is due from a seeded shuffled shoe, confirm the result), with the commands of
-//! `banco croupier` and the shoe of `banco shoe-sim`.
+//! `banco croupier` and the shoe of `banco-sim shoe-sim`.
 
 use std::time::Duration;
 
@@ -11,8 +11,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng as _;
 use tokio::sync::watch;
 
-use crate::croupier::{Client, CroupierCommand, apply, fresh_command_id, render_refusal};
 use crate::shoe_sim::Cards;
+use banco::clients::croupier::{Client, CroupierCommand, apply, fresh_command_id, render_refusal};
 
 /// Longest the dealer waits for the table to close betting by itself beyond its window.
 const CLOSE_GRACE: Duration = Duration::from_secs(30);
@@ -171,7 +171,7 @@ impl Dealer {
 fn describe(state: &pb::TableState) -> String {
     let result = state.result.as_ref().map_or_else(
         || "no result".to_owned(),
-        crate::player::render::hand_result,
+        banco::clients::player::hand_result,
     );
     format!(
         "{}: {result}; {} bettor{}",

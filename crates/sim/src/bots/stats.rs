@@ -9,7 +9,7 @@ use tokio::sync::watch;
 /// How long the last round's private events get after its result before the bots stop.
 const SETTLEMENT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
-use crate::player::amount::{money, signed_money};
+use banco_rules::amount::{money, signed_money};
 
 #[derive(Debug, Default)]
 struct Counts {
