@@ -140,22 +140,26 @@ impl Browser {
     }
 
     /// Waits until `script` returns something truthy; that value. Panics after `within`,
-    /// naming `what`.
+    /// naming `what` and what the script last gave. A script that throws (the element it
+    /// reads is not on the page yet) counts as not yet.
     pub fn wait_for(&self, what: &str, within: Duration, script: &str) -> Value {
+        let guarded =
+            format!("try {{ {script} \n}} catch (e) {{ return {{ thrown: String(e) }}; }}");
         let truthy = |value: &Value| match value {
             Value::Null => false,
             Value::Bool(b) => *b,
             Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
             Value::String(s) => !s.is_empty(),
-            _ => true,
+            Value::Object(o) => !o.contains_key("thrown"),
+            Value::Array(_) => true,
         };
         let value = crate::poll_blocking(
             within,
             Duration::from_millis(50),
-            || self.run(script, &[]),
+            || self.run(&guarded, &[]),
             truthy,
         );
-        assert!(truthy(&value), "waited {within:?} for {what}");
+        assert!(truthy(&value), "waited {within:?} for {what}: {value}");
         value
     }
 
