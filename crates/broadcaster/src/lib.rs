@@ -30,10 +30,6 @@
 //! Handlers never touch table state: they ask the actor ([`banco_table::actor::TableHandle`]),
 //! the only writer. One `From<BroadcasterError> for Status` decides every gRPC code.
 
-// Helpers shared with the edge, the event streams or the clip recorder go unused when a
-// feature is left out; dead code is caught in the default build, which has every feature.
-#![cfg_attr(not(all(feature = "clips", feature = "jetstream")), allow(dead_code))]
-
 mod archive_sink;
 #[cfg(feature = "jetstream")]
 mod edge;
@@ -41,8 +37,14 @@ mod error;
 mod events;
 mod history;
 mod hosted;
+// The modules below hold helpers for the edge and the event streams (`jetstream`) or the
+// clip recorder (`clips`), which go unused when that feature is left out; dead code in them
+// is caught in the default build, which has every feature.
+#[cfg_attr(not(feature = "jetstream"), allow(dead_code))]
 mod hub;
+#[cfg_attr(not(feature = "jetstream"), allow(dead_code))]
 mod limits;
+#[cfg_attr(not(all(feature = "clips", feature = "jetstream")), allow(dead_code))]
 mod metrics;
 mod outbox;
 mod player_service;
@@ -51,6 +53,7 @@ mod serve;
 mod subscribe;
 mod table_routes;
 mod table_service;
+#[cfg_attr(not(all(feature = "clips", feature = "jetstream")), allow(dead_code))]
 mod video;
 mod web;
 mod wire;
