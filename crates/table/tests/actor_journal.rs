@@ -362,7 +362,7 @@ async fn a_journal_of_one_answer_per_record_replays() {
     for command in records {
         let entry = Entry {
             command_id: None,
-            command: (&command).into(),
+            command: command.into(),
             shuffle_seed: None,
             shuffle_key: None,
         };

@@ -520,9 +520,12 @@ impl Actor {
                 }
             }
         }
+        // A command is kept beside its record only when a croupier's command id may be
+        // retried (answered from `recent`); a bet, which has none, moves into its record.
+        let remembered = command_id.is_some().then(|| command.clone());
         let entry = journal::Entry {
             command_id,
-            command: journal::Command::from(&command),
+            command: command.into(),
             shuffle_seed,
             shuffle_key,
         };
@@ -531,7 +534,7 @@ impl Actor {
             Err(e) => {
                 return fail(
                     self,
-                    format!("not written: cannot encode {command:?}: {e}"),
+                    format!("not written: cannot encode {:?}: {e}", entry.command),
                     replies,
                 );
             }
@@ -551,7 +554,7 @@ impl Actor {
             snapshot: self.table.snapshot(),
             replayed: false,
         };
-        if let Some(id) = entry.command_id {
+        if let (Some(id), Some(command)) = (entry.command_id, remembered) {
             self.recent.insert(id, command, applied.clone());
         }
         let release = Release::Record(Box::new(Record {

@@ -36,9 +36,9 @@ impl Convert<DebitOutcome> for journal::DebitOutcome {
 /// fields before a `;` are the same types on both sides, those after it [`Convert`].
 macro_rules! both_ways {
     ($($variant:ident { $($field:ident),* $(; $($converted:ident),*)? }),* $(,)?) => {
-        impl From<&Command> for Stored {
-            fn from(command: &Command) -> Stored {
-                match command.clone() {
+        impl From<Command> for Stored {
+            fn from(command: Command) -> Stored {
+                match command {
                     $(Command::$variant { $($field,)* $($($converted,)*)? } => Stored::$variant {
                         $($field,)*
                         $($($converted: $converted.convert(),)*)?
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn every_command_is_stored_and_read_back_as_itself() {
         for command in every_command() {
-            let stored = Stored::from(&command);
+            let stored = Stored::from(command.clone());
             let json = serde_json::to_string(&stored).unwrap();
             let read: Stored = serde_json::from_str(&json).unwrap();
             assert_eq!(Command::from(read), command, "{json}");

@@ -241,7 +241,7 @@ pub fn finish_nth(t: &mut Table, now_ms: u64, n: u64) -> Vec<Event> {
 
 /// `command` as the journal stores it: the JSON of its stored form.
 pub fn journaled(command: &Command) -> String {
-    serde_json::to_string(&banco_records::journal::Command::from(command)).unwrap()
+    serde_json::to_string(&banco_records::journal::Command::from(command.clone())).unwrap()
 }
 
 /// The command a journaled JSON holds.
