@@ -46,29 +46,18 @@ impl TryFrom<&TableSettings> for TableConfig {
             pass_window_ms,
             chat,
         } = &settings.policy;
-        let limits_of = |l: &journal::Limits| Limits {
-            min: l.min,
-            max: l.max,
-        };
         Ok(TableConfig {
             table_id: settings.table_id.clone(),
-            pacing: match settings.pacing {
-                journal::Pacing::Live => Pacing::Live,
-                journal::Pacing::AutomatedMultiplayer => Pacing::AutomatedMultiplayer,
-                journal::Pacing::SinglePlayer => Pacing::SinglePlayer,
-            },
+            pacing: settings.pacing.into(),
             policy: TablePolicy {
                 currency: Currency::parse(currency)
                     .map_err(|e| format!("table.policy.currency: {e}"))?,
-                limits: limits_of(limits),
+                limits: (*limits).into(),
                 position_limits: position_limits
                     .iter()
-                    .map(|(kind, l)| (*kind, limits_of(l)))
+                    .map(|(kind, limits)| (*kind, (*limits).into()))
                     .collect(),
-                under_minimum: match under_minimum {
-                    journal::UnderMinimum::Raise => UnderMinimum::Raise,
-                    journal::UnderMinimum::Reject => UnderMinimum::Reject,
-                },
+                under_minimum: (*under_minimum).into(),
                 tie_needs_main_bet: *tie_needs_main_bet,
                 progression_cap: *progression_cap,
                 paytable: paytable.clone(),
@@ -77,30 +66,9 @@ impl TryFrom<&TableSettings> for TableConfig {
                 automated_draw_delay_ms: *automated_draw_delay_ms,
                 seats: *seats,
                 pass_window_ms: *pass_window_ms,
-                chat: ChatPolicy {
-                    max_chars: chat.max_chars,
-                    burst: chat.burst,
-                    window_ms: chat.window_ms,
-                    blocked_words: chat.blocked_words.clone(),
-                },
+                chat: chat.into(),
             },
         })
-    }
-}
-
-impl From<Pacing> for journal::Pacing {
-    fn from(pacing: Pacing) -> journal::Pacing {
-        match pacing {
-            Pacing::Live => journal::Pacing::Live,
-            Pacing::AutomatedMultiplayer => journal::Pacing::AutomatedMultiplayer,
-            Pacing::SinglePlayer => journal::Pacing::SinglePlayer,
-        }
-    }
-}
-
-impl From<Limits> for journal::Limits {
-    fn from(Limits { min, max }: Limits) -> journal::Limits {
-        journal::Limits { min, max }
     }
 }
 
@@ -121,13 +89,7 @@ impl From<&TablePolicy> for journal::Policy {
             automated_draw_delay_ms,
             seats,
             pass_window_ms,
-            chat:
-                ChatPolicy {
-                    max_chars,
-                    burst,
-                    window_ms,
-                    blocked_words,
-                },
+            chat,
         } = policy;
         journal::Policy {
             currency: currency.to_string(),
@@ -136,10 +98,7 @@ impl From<&TablePolicy> for journal::Policy {
                 .iter()
                 .map(|(kind, limits)| (*kind, (*limits).into()))
                 .collect(),
-            under_minimum: match under_minimum {
-                UnderMinimum::Raise => journal::UnderMinimum::Raise,
-                UnderMinimum::Reject => journal::UnderMinimum::Reject,
-            },
+            under_minimum: (*under_minimum).into(),
             tie_needs_main_bet: *tie_needs_main_bet,
             progression_cap: *progression_cap,
             paytable: paytable.clone(),
@@ -148,12 +107,85 @@ impl From<&TablePolicy> for journal::Policy {
             automated_draw_delay_ms: *automated_draw_delay_ms,
             seats: *seats,
             pass_window_ms: *pass_window_ms,
-            chat: journal::Chat {
-                max_chars: *max_chars,
-                burst: *burst,
-                window_ms: *window_ms,
-                blocked_words: blocked_words.clone(),
-            },
+            chat: chat.into(),
+        }
+    }
+}
+
+impl From<Pacing> for journal::Pacing {
+    fn from(pacing: Pacing) -> journal::Pacing {
+        match pacing {
+            Pacing::Live => journal::Pacing::Live,
+            Pacing::AutomatedMultiplayer => journal::Pacing::AutomatedMultiplayer,
+            Pacing::SinglePlayer => journal::Pacing::SinglePlayer,
+        }
+    }
+}
+
+impl From<journal::Pacing> for Pacing {
+    fn from(pacing: journal::Pacing) -> Pacing {
+        match pacing {
+            journal::Pacing::Live => Pacing::Live,
+            journal::Pacing::AutomatedMultiplayer => Pacing::AutomatedMultiplayer,
+            journal::Pacing::SinglePlayer => Pacing::SinglePlayer,
+        }
+    }
+}
+
+impl From<UnderMinimum> for journal::UnderMinimum {
+    fn from(under: UnderMinimum) -> journal::UnderMinimum {
+        match under {
+            UnderMinimum::Raise => journal::UnderMinimum::Raise,
+            UnderMinimum::Reject => journal::UnderMinimum::Reject,
+        }
+    }
+}
+
+impl From<journal::UnderMinimum> for UnderMinimum {
+    fn from(under: journal::UnderMinimum) -> UnderMinimum {
+        match under {
+            journal::UnderMinimum::Raise => UnderMinimum::Raise,
+            journal::UnderMinimum::Reject => UnderMinimum::Reject,
+        }
+    }
+}
+
+impl From<Limits> for journal::Limits {
+    fn from(Limits { min, max }: Limits) -> journal::Limits {
+        journal::Limits { min, max }
+    }
+}
+
+impl From<journal::Limits> for Limits {
+    fn from(journal::Limits { min, max }: journal::Limits) -> Limits {
+        Limits { min, max }
+    }
+}
+
+impl From<&ChatPolicy> for journal::Chat {
+    fn from(chat: &ChatPolicy) -> journal::Chat {
+        let ChatPolicy {
+            max_chars,
+            burst,
+            window_ms,
+            blocked_words,
+        } = chat;
+        journal::Chat {
+            max_chars: *max_chars,
+            burst: *burst,
+            window_ms: *window_ms,
+            blocked_words: blocked_words.clone(),
+        }
+    }
+}
+
+impl From<&journal::Chat> for ChatPolicy {
+    fn from(chat: &journal::Chat) -> ChatPolicy {
+        ChatPolicy {
+            max_chars: chat.max_chars,
+            burst: chat.burst,
+            window_ms: chat.window_ms,
+            blocked_words: chat.blocked_words.clone(),
         }
     }
 }
