@@ -55,20 +55,6 @@ pub async fn eventually_within(what: &str, within: Duration, mut done: impl Asyn
     }
 }
 
-/// [`eventually`] for a test without an async runtime (a command run to its end, a file).
-pub fn eventually_blocking(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    let mut tries = 0;
-    while !done() {
-        assert!(
-            start.elapsed() < within,
-            "timed out after {within:?} ({tries} tries) waiting for {what}"
-        );
-        std::thread::sleep(pause(tries));
-        tries += 1;
-    }
-}
-
 /// Reads `probe` every `every` until `done` holds of what it read or `limit` has passed,
 /// and returns the last reading: the caller asserts on it, so a wait that ran out fails
 /// showing what was seen rather than only that it timed out. `every` is the caller's, as a
