@@ -123,6 +123,17 @@ fn test() -> Result<()> {
     // --all-targets also runs each criterion benchmark once in test mode, so the checks
     // every benchmark makes of its own results run here too.
     cargo_with(&["test", "--workspace", "--all-targets"], &env)?;
+    // Without the features: their unit tests check that every option needing a left-out
+    // feature is refused by name, which only a build without it can show.
+    cargo(&[
+        "test",
+        "-p",
+        "banco-broadcaster",
+        "-p",
+        "banco-cli",
+        "--no-default-features",
+        "--lib",
+    ])?;
     skipped::report(&skipped_log)?;
     cargo(&["test", "--workspace", "--doc"])?;
     fuzz_lint()?;
