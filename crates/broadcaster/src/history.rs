@@ -6,8 +6,6 @@ use std::collections::BTreeMap;
 use banco_table::{HistoryEntry, RoundId};
 use banco_wire::{ConversionError, pb};
 
-use crate::wire;
-
 /// Where each table's list stands: `Some(round)`: continue with rounds older than it;
 /// `None`: nothing more there. A table not named starts from its newest round.
 pub(crate) type Cursors = BTreeMap<String, Option<RoundId>>;
@@ -124,7 +122,7 @@ pub(crate) fn entry_to_pb(table: &str, entry: &HistoryEntry) -> pb::MyBetEntry {
     pb::MyBetEntry {
         round_id: entry.round_id.to_string(),
         table_id: table.to_owned(),
-        placed_at: Some(wire::timestamp(entry.placed_at)),
+        placed_at: Some(banco_wire::convert::timestamp_of_ms(entry.placed_at)),
         bets: entry
             .bets
             .iter()

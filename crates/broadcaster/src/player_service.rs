@@ -728,7 +728,10 @@ impl pb::player_service_server::PlayerService for PlayerServer {
             .await
             .map_err(|e| wallet_status(&e))?;
         let (pending_max, pending_at) = match limit.pending {
-            Some((max, at)) => (max.unwrap_or(0), Some(wire::timestamp(at))),
+            Some((max, at)) => (
+                max.unwrap_or(0),
+                Some(banco_wire::convert::timestamp_of_ms(at)),
+            ),
             None => (0, None),
         };
         Ok(Response::new(pb::SetSelfLimitResponse {

@@ -1,16 +1,11 @@
 //! The broadcaster's own wire helpers: the server's clock as the wire tells it, and why a
 //! round has no clip. The table's types convert in `banco_table::convert`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use banco_wire::{Timestamp, pb};
 
 use crate::video::clip_store::{ClipMissing, MissingReason};
-
-/// A timestamp of unix milliseconds.
-pub(crate) fn timestamp(ms: u64) -> Timestamp {
-    Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))
-}
 
 /// The server's clock now, in unix milliseconds.
 pub(crate) fn unix_ms() -> u64 {

@@ -20,7 +20,6 @@ use super::{
     CHAT_SHOWN, Command, FanoutLimits, HubView, LAST_BETS_BEFORE, Publish, StreamStart,
     TOTALS_EVERY, encode,
 };
-use crate::wire;
 
 /// A pending LastBets warning.
 struct LastBets {
@@ -202,7 +201,7 @@ impl HubTask {
                     v.chat.pop_front();
                 }
                 v.chat.push_back(pb::ChatLine {
-                    at: Some(wire::timestamp(*at)),
+                    at: Some(banco_wire::convert::timestamp_of_ms(*at)),
                     player: player.clone(),
                     text: text.clone(),
                 });
@@ -242,7 +241,7 @@ impl HubTask {
                 to: None,
                 round_id: warning.round_id,
                 event: Wire::LastBets(pb::LastBets {
-                    closes_at: Some(wire::timestamp(warning.closes_at)),
+                    closes_at: Some(banco_wire::convert::timestamp_of_ms(warning.closes_at)),
                     remaining_ms: u32::try_from(remaining).unwrap_or(u32::MAX),
                 }),
             });

@@ -16,8 +16,6 @@ use banco_table::{Event, TableSnapshot};
 use banco_wire::pb;
 use banco_wire::pb::table_event::Event as Wire;
 
-use crate::wire;
-
 /// One wire event before it is numbered and encoded.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Outgoing {
@@ -96,7 +94,7 @@ pub(crate) fn translate(
             } => out.push(Outgoing::public(
                 &round_id.to_string(),
                 Wire::BettingOpened(pb::BettingOpened {
-                    closes_at: closes_at.map(wire::timestamp),
+                    closes_at: closes_at.map(banco_wire::convert::timestamp_of_ms),
                     duration_ms: closes_at.map_or(0, |c| {
                         u32::try_from(c.saturating_sub(*opened_at)).unwrap_or(u32::MAX)
                     }),
@@ -338,7 +336,7 @@ pub(crate) fn translate(
                 player,
                 round,
                 Wire::Muted(pb::Muted {
-                    until: until.map(wire::timestamp),
+                    until: until.map(banco_wire::convert::timestamp_of_ms),
                     reason: reason.clone(),
                 }),
             )),

@@ -34,7 +34,6 @@ pub(crate) use routes::{PlayerRoutes, SubscribeRoute, VideoSource};
 use crate::hosted::HostedTable;
 use crate::hub::{self, AttachError, Attached, Feed, From, Front, Hub, Next};
 use crate::player_service::PlayerServer;
-use crate::wire;
 
 /// How many times a new subscriber reads the table again when the table moved on faster
 /// than the hub keeps events between the read and the attach.
@@ -356,7 +355,7 @@ pub(crate) fn snapshot(
             closes_at: Some(closes_at),
             ..
         } => (
-            Some(wire::timestamp(closes_at)),
+            Some(banco_wire::convert::timestamp_of_ms(closes_at)),
             u32::try_from(closes_at.saturating_sub(crate::wire::unix_ms())).unwrap_or(u32::MAX),
         ),
         _ => (None, 0),
