@@ -7,7 +7,9 @@ use banco_records::chain::{Checkpoint, GENESIS_HASH};
 use banco_wire::pb;
 
 use crate::error::ArchiveError;
-use crate::hexbytes::{hex_to_bytes_lossy, to_hex};
+use banco_records::hex::to_hex;
+
+use crate::hexbytes::hex_to_bytes_lossy;
 use crate::ingest::TrustedKeys;
 use crate::store::{CheckpointRow, Store};
 

@@ -15,8 +15,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tonic::Status;
 
 use crate::error::ArchiveError;
-use crate::hexbytes::to_hex;
 use crate::store::{ClipOf, ClipRow, MissingClipRow};
+use banco_records::hex::to_hex;
 
 /// Largest clip taken: a round of several minutes at a studio bitrate stays far below.
 pub const MAX_CLIP_BYTES: u64 = 4 << 30;

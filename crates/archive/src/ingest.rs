@@ -9,9 +9,9 @@ use banco_wire::pb;
 use ed25519_dalek::VerifyingKey;
 
 use crate::error::ArchiveError;
-use crate::hexbytes::to_hex;
 use crate::record::{bet_rows, parse_table_record, round_row};
 use crate::store::{Appended, ClipOf, OwnedRound, Store};
+use banco_records::hex::to_hex;
 
 /// The table public keys this archive trusts, by key id. Empty: unsigned records are
 /// accepted (and signatures are not checked).

@@ -160,7 +160,7 @@ fn ack_of(record: &pb::RoundRecord, appended: Appended) -> pb::AppendAck {
             expected_prev_hash,
             expected_seq,
         } => {
-            let given = crate::hexbytes::to_hex(&record.prev_hash);
+            let given = banco_records::hex::to_hex(&record.prev_hash);
             let message = match &last {
                 Some(l) => format!(
                     "chain gap at table {}: round {round_id} (chain_seq {}) has prev_hash {given}, but the last stored round is {} (chain_seq {}) with hash {expected_prev_hash}: expected chain_seq {expected_seq}",

@@ -69,7 +69,7 @@ async fn append_and_every_refusal(db: TestDb) {
     let hash =
         banco_table::actor::SealedRound::hash_encoded(&sealed[1].prev_hash, &pretty.table_record)
             .unwrap();
-    pretty.hash = banco_archive::hexbytes::from_hex(&hash).unwrap();
+    pretty.hash = banco_records::hex::from_hex(&hash).unwrap();
     pretty.signature.clear();
     pretty.key_id.clear();
     let e = append(&store, &banco_archive::TrustedKeys::default(), &pretty)

@@ -437,7 +437,7 @@ fn head(given: &str) -> anyhow::Result<pb::TableCheckpoint> {
         let checkpoint = banco_table::actor::Checkpoint::read(path)
             .map_err(|e| anyhow::anyhow!("--head {e}"))?;
         let bytes = |hex: &str, what: &str| {
-            banco_archive::hexbytes::from_hex(hex)
+            banco_records::hex::from_hex(hex)
                 .with_context(|| format!("--head {given}: {what} is not hex"))
         };
         return Ok(pb::TableCheckpoint {
@@ -459,7 +459,7 @@ fn head(given: &str) -> anyhow::Result<pb::TableCheckpoint> {
     let (Some(hash), Some(seq), Some(table)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad());
     };
-    let head_hash = banco_archive::hexbytes::from_hex(hash)
+    let head_hash = banco_records::hex::from_hex(hash)
         .filter(|h| h.len() == 32)
         .ok_or_else(bad)?;
     Ok(pb::TableCheckpoint {
