@@ -53,7 +53,7 @@ pub enum ArchiveError {
     #[error("{0}")]
     ClipDamaged(String),
     /// This archive was started without a clip folder.
-    #[error("this archive keeps no clips (start it with --clips DIR)")]
+    #[error("this archive keeps no clips: it was started without a clip folder")]
     NoClipFolder,
     #[error("clip folder: {0}")]
     ClipIo(String),

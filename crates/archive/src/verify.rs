@@ -455,8 +455,8 @@ pub fn require_signatures(mut v: pb::VerifyResponse) -> pb::VerifyResponse {
             "",
             format!(
                 "{} of {} records' table signatures were not checked: the archive was started \
-                 without the tables' public keys (--table-key-pub), so the hashes prove the \
-                 chain whole but not who wrote it; ask with accept_unsigned to accept that",
+                 without the tables' public keys, so the hashes prove the chain whole but \
+                 not who wrote it; ask with accept_unsigned to accept that",
                 v.records_checked - v.signatures_checked,
                 v.records_checked
             ),

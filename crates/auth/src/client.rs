@@ -28,11 +28,13 @@ pub enum ClientError {
     CaNeedsHttps(String),
     #[error("CA certificate {path}: {error}")]
     Ca { path: PathBuf, error: TlsError },
-    #[error("CA certificate {path}: {error}")]
+    #[error("CA certificate {ca}: {error}")]
     TlsConfig {
-        path: PathBuf,
+        ca: String,
         error: tonic::transport::Error,
     },
+    #[error(transparent)]
+    BadToken(TokenError),
     #[error("token file {path}: could not read it: {error}")]
     TokenUnreadable {
         path: PathBuf,
@@ -45,26 +47,51 @@ pub enum ClientError {
 /// The server's endpoint: plaintext for `http://`, TLS trusting `ca_cert` for `https://`.
 /// Each needs the other (tonic would send plaintext to `http://` even with a CA).
 pub fn endpoint(server: &str, ca_cert: Option<&Path>) -> Result<Endpoint, ClientError> {
+    let endpoint = scheme_checked(server, ca_cert.is_some())?;
+    let Some(ca) = ca_cert else {
+        return Ok(endpoint);
+    };
+    let tls = ClientTls::from_ca_pem_file(ca).map_err(|error| ClientError::Ca {
+        path: ca.to_owned(),
+        error,
+    })?;
+    with_tls(endpoint, &tls)
+}
+
+/// As [`endpoint`], trusting a CA already read (a service's client of another service).
+pub fn endpoint_trusting(server: &str, tls: Option<&ClientTls>) -> Result<Endpoint, ClientError> {
+    let endpoint = scheme_checked(server, tls.is_some())?;
+    match tls {
+        Some(tls) => with_tls(endpoint, tls),
+        None => Ok(endpoint),
+    }
+}
+
+/// `server` as an endpoint, refused when it is `https://` and no CA is given or a CA is
+/// given and it is not `https://`.
+fn scheme_checked(server: &str, has_ca: bool) -> Result<Endpoint, ClientError> {
     let endpoint = Endpoint::from_shared(server.to_owned())
         .map_err(|_| ClientError::BadUrl(server.to_owned()))?;
     let https = endpoint.uri().scheme_str() == Some("https");
-    match (ca_cert, https) {
-        (Some(ca), true) => {
-            let tls = ClientTls::from_ca_pem_file(ca).map_err(|error| ClientError::Ca {
-                path: ca.to_owned(),
-                error,
-            })?;
-            endpoint
-                .tls_config(tls.config())
-                .map_err(|error| ClientError::TlsConfig {
-                    path: ca.to_owned(),
-                    error,
-                })
-        }
-        (None, false) => Ok(endpoint),
-        (None, true) => Err(ClientError::HttpsNeedsCa(server.to_owned())),
-        (Some(_), false) => Err(ClientError::CaNeedsHttps(server.to_owned())),
+    match (has_ca, https) {
+        (true, true) | (false, false) => Ok(endpoint),
+        (false, true) => Err(ClientError::HttpsNeedsCa(server.to_owned())),
+        (true, false) => Err(ClientError::CaNeedsHttps(server.to_owned())),
     }
+}
+
+fn with_tls(endpoint: Endpoint, tls: &ClientTls) -> Result<Endpoint, ClientError> {
+    endpoint
+        .tls_config(tls.config())
+        .map_err(|error| ClientError::TlsConfig {
+            ca: tls.name().to_owned(),
+            error,
+        })
+}
+
+/// `token` (as a token file holds it, trimmed) for every request; the error never quotes it.
+pub fn bearer(token: &str) -> Result<BearerToken, ClientError> {
+    BearerToken::new(token).map_err(ClientError::BadToken)
 }
 
 /// A token file as `banco token issue` writes it.

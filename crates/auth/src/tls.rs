@@ -223,6 +223,11 @@ impl ClientTls {
         self
     }
 
+    /// Where the CA was read from (its file, or `<in memory>`), to name it in errors.
+    pub fn name(&self) -> &str {
+        &self.origin
+    }
+
     /// The name the server's certificate is checked against, when overridden.
     pub fn domain(&self) -> Option<&str> {
         self.domain.as_deref()

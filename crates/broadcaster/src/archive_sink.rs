@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use banco_auth::client::ClientError;
 use banco_auth::{BearerToken, ClientTls};
 use banco_records::hex::{from_hex, to_hex as hex};
 use banco_table::actor::{
@@ -23,7 +24,7 @@ use banco_wire::pb;
 use banco_wire::pb::archive_service_client::ArchiveServiceClient;
 use sha2::{Digest as _, Sha256};
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::metrics::VideoMetricFamilies;
 use crate::video::clip_store::{ClipFile, ClipMissing, ClipStore, MissingReason, RoundClip};
@@ -49,15 +50,6 @@ pub struct ArchiveClient {
     signer: Option<Arc<TableSigner>>,
 }
 
-/// Why the archive cannot be used as given.
-#[derive(Debug, thiserror::Error)]
-pub enum ArchiveClientError {
-    #[error("archive url `{url}`: {why}")]
-    Url { url: String, why: String },
-    #[error("archive token: {0}")]
-    Token(String),
-}
-
 impl ArchiveClient {
     /// A client of the archive at `url` (`https://` needs the CA in `tls`), calling with
     /// `token` (role service). Connects on first use and reconnects by itself.
@@ -66,30 +58,11 @@ impl ArchiveClient {
         token: &str,
         tls: Option<ClientTls>,
         timeout: Duration,
-    ) -> Result<ArchiveClient, ArchiveClientError> {
-        let bad = |why: String| ArchiveClientError::Url {
-            url: url.to_owned(),
-            why,
-        };
-        let endpoint = Endpoint::from_shared(url.to_owned())
-            .map_err(|e| bad(e.to_string()))?
+    ) -> Result<ArchiveClient, ClientError> {
+        let endpoint = banco_auth::client::endpoint_trusting(url, tls.as_ref())?
             .connect_timeout(timeout)
             .timeout(timeout);
-        let https = endpoint.uri().scheme_str() == Some("https");
-        let endpoint = match (tls, https) {
-            (Some(tls), true) => endpoint
-                .tls_config(tls.config())
-                .map_err(|e| bad(format!("TLS unusable: {e}")))?,
-            (None, false) => endpoint,
-            (None, true) => return Err(bad("https needs --archive-ca".to_owned())),
-            (Some(_), false) => {
-                return Err(bad(
-                    "an archive CA is given, so use https:// (this URL is not)".to_owned(),
-                ));
-            }
-        };
-        let token =
-            BearerToken::new(token).map_err(|e| ArchiveClientError::Token(e.to_string()))?;
+        let token = banco_auth::client::bearer(token)?;
         Ok(ArchiveClient {
             client: ArchiveServiceClient::with_interceptor(endpoint.connect_lazy(), token),
             clips: None,

@@ -58,7 +58,7 @@ mod video;
 mod web;
 mod wire;
 
-pub use archive_sink::{ArchiveClient, ArchiveClientError, round_record};
+pub use archive_sink::{ArchiveClient, round_record};
 pub use banco_auth::{ServerTls, TlsError};
 #[cfg(feature = "jetstream")]
 pub use edge::{EdgeOptions, EdgeStartError, serve_edge};

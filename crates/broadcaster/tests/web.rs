@@ -426,7 +426,7 @@ async fn only_the_pages_own_origin_and_the_allowed_ones_may_call() {
         assert_eq!(response.header("access-control-allow-origin"), "");
         let text = response.text().await;
         assert!(
-            text.contains("https://evil.example") && text.contains("--web-origin"),
+            text.contains("https://evil.example") && text.contains("operator allows"),
             "{text}"
         );
 

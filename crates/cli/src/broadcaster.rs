@@ -39,6 +39,7 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
 use crate::folder_lock::FolderLock;
+use crate::grpc::ClientFlags;
 use crate::service_life::ServiceLife;
 use crate::stop_signal::StopSignal;
 use crate::table_wallet::TableWallet;
@@ -182,7 +183,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
         .validator_ca
         .as_deref()
         .map(ClientTls::from_ca_pem_file)
-        .transpose()?;
+        .transpose()
+        .context("--validator-ca")?;
     let token = std::fs::read_to_string(&args.service_token_file)
         .with_context(|| format!("could not read {}", args.service_token_file.display()))?;
     let shoe = ShoeConfig {
@@ -217,7 +219,14 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 Duration::from_millis(args.validator_timeout_ms),
                 validator_tls,
             )
-            .with_context(|| format!("--validator {}", args.validator))?,
+            .map_err(|err| {
+                let flags = ClientFlags {
+                    server: "--validator",
+                    ca: "--validator-ca",
+                    token: "--service-token-file",
+                };
+                crate::grpc::client_error(err, &flags)
+            })?,
         );
         let clips = open_clips(args)?;
         let signer = table_signer(args)?;
@@ -410,9 +419,17 @@ fn archive_client(
         .archive_ca
         .as_deref()
         .map(ClientTls::from_ca_pem_file)
-        .transpose()?;
+        .transpose()
+        .context("--archive-ca")?;
     let mut client = ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
-        .with_context(|| format!("--archive {url}"))?
+        .map_err(|err| {
+            let flags = ClientFlags {
+                server: "--archive",
+                ca: "--archive-ca",
+                token: "--service-token-file",
+            };
+            crate::grpc::client_error(err, &flags)
+        })?
         .with_video_metrics(&metrics.video);
     if let Some(clips) = clips {
         client = client.with_clips(Arc::clone(clips));

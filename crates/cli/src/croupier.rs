@@ -10,7 +10,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use banco_auth::BearerToken;
-use banco_auth::client::ClientError;
 use banco_rules::Card;
 use banco_wire::pb;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -166,12 +165,12 @@ pub(crate) fn run(args: &CroupierArgs) -> anyhow::Result<ExitCode> {
 /// `https://` (see [`banco_auth::client::endpoint`]).
 pub fn endpoint(server: &str, ca_cert: Option<&Path>) -> anyhow::Result<Endpoint> {
     banco_auth::client::endpoint(server, ca_cert).map_err(|err| {
-        let flags = match err {
-            ClientError::BadUrl(_) => "--server",
-            ClientError::Ca { .. } | ClientError::TlsConfig { .. } => "--ca-cert",
-            _ => "--server, --ca-cert",
+        let flags = crate::grpc::ClientFlags {
+            server: "--server",
+            ca: "--ca-cert",
+            token: "--token-file",
         };
-        anyhow::Error::new(err).context(flags)
+        crate::grpc::client_error(err, &flags)
     })
 }
 

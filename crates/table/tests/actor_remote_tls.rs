@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use banco_auth::client::ClientError;
 use banco_auth::keys::signing_key_from_seed;
 use banco_auth::{ClientTls, Issuer, Role};
 use banco_rules::{Card, Composition};
@@ -28,16 +29,7 @@ fn token() -> String {
         .unwrap()
 }
 
-/// A certificate (PEM) for `localhost` and 127.0.0.1, and the server identity made of it.
-fn self_signed() -> (String, ServerTls) {
-    let made =
-        rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .unwrap();
-    let cert = made.cert.pem();
-    let tls =
-        ServerTls::from_pem(cert.as_bytes(), made.signing_key.serialize_pem().as_bytes()).unwrap();
-    (cert, tls)
-}
+use banco_testkit::self_signed_localhost as self_signed;
 
 /// Serves RulesService with TLS on 127.0.0.1:0 until the test ends; returns the port.
 async fn tls_validator(tls: ServerTls) -> u16 {
@@ -97,10 +89,11 @@ async fn https_without_a_ca_is_a_clear_error() {
     let port = tls_validator(tls).await;
     let url = format!("https://127.0.0.1:{port}");
     let err = RemoteRules::connect(&url, &token(), Duration::from_secs(5)).unwrap_err();
-    assert!(matches!(err, RulesError::Unreachable(_)), "{err:?}");
+    assert!(matches!(err, ClientError::HttpsNeedsCa(_)), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("https needs --validator-ca"), "{text}");
+    assert!(text.contains("https needs a CA certificate"), "{text}");
     assert!(text.contains(&url), "{text}");
+    assert!(!text.contains("--"), "a library names no flag: {text}");
 }
 
 #[tokio::test]
@@ -114,7 +107,8 @@ async fn a_ca_with_a_plaintext_url_is_refused() {
         Some(ClientTls::from_ca_pem(ca.as_bytes()).unwrap()),
     )
     .unwrap_err();
-    assert!(err.to_string().contains("not https://"), "{err}");
+    assert!(matches!(err, ClientError::CaNeedsHttps(_)), "{err:?}");
+    assert!(err.to_string().contains("use https://"), "{err}");
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@
 //! - [`skipped`] reports a test that cannot run here (no PostgreSQL, no H.264 encoder): the
 //!   test passes, but `cargo xtask test` counts and prints it, and CI, which installs
 //!   everything, fails on it.
+//! - [`self_signed_localhost`] gives the tests of TLS a server identity and the CA that
+//!   trusts it.
 #![allow(clippy::missing_panics_doc)]
 
 use std::io::Write;
@@ -124,6 +126,21 @@ fn record_skip(log: &std::path::Path, line: &str) {
             log.display()
         );
     }
+}
+
+/// A self-signed server identity for `localhost` and 127.0.0.1, and its certificate (PEM),
+/// which a client trusts as its CA.
+pub fn self_signed_localhost() -> (String, banco_auth::ServerTls) {
+    let made =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .expect("rcgen makes a certificate for two plain names");
+    let cert = made.cert.pem();
+    let tls = banco_auth::ServerTls::from_pem(
+        cert.as_bytes(),
+        made.signing_key.serialize_pem().as_bytes(),
+    )
+    .expect("banco-auth takes the PEM rcgen writes");
+    (cert, tls)
 }
 
 #[cfg(test)]

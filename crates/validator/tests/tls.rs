@@ -16,16 +16,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 
-/// A certificate (PEM) for `localhost` and 127.0.0.1, and the server identity made of it.
-fn self_signed() -> (String, ServerTls) {
-    let made =
-        rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .unwrap();
-    let cert = made.cert.pem();
-    let tls =
-        ServerTls::from_pem(cert.as_bytes(), made.signing_key.serialize_pem().as_bytes()).unwrap();
-    (cert, tls)
-}
+use banco_testkit::self_signed_localhost as self_signed;
 
 fn issuer() -> Issuer {
     Issuer::new(signing_key_from_seed(&[7; 32]), "banco").unwrap()

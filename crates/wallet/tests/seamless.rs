@@ -283,15 +283,10 @@ async fn the_server_refuses_plaintext_beyond_loopback() {
 
 #[tokio::test]
 async fn the_adapter_speaks_tls_to_an_https_operator() {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert, tls) = banco_testkit::self_signed_localhost();
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, cert.cert.pem()).unwrap();
-    let tls = banco_auth::ServerTls::from_pem(
-        cert.cert.pem().as_bytes(),
-        cert.signing_key.serialize_pem().as_bytes(),
-    )
-    .unwrap();
+    std::fs::write(&ca, cert).unwrap();
     let operator = holding("erin", 700);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

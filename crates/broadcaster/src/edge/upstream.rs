@@ -9,7 +9,7 @@ use banco_auth::ClientTls;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tonic::Status;
 use tonic::metadata::{Ascii, MetadataValue};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 /// Channels to the broadcasters, by URL.
 #[derive(Debug)]
@@ -40,18 +40,12 @@ impl Upstreams {
                 "the table's broadcaster ({owner}) cannot be reached: {why}"
             ))
         };
-        let mut endpoint = Endpoint::from_shared(owner.to_owned())
+        // The CA is for the broadcasters that serve https; others (on loopback) may not.
+        let tls = self.tls.as_ref().filter(|_| owner.starts_with("https://"));
+        let endpoint = banco_auth::client::endpoint_trusting(owner, tls)
             .map_err(|e| unreachable(e.to_string()))?
             .connect_timeout(std::time::Duration::from_secs(2))
             .tcp_nodelay(true);
-        if endpoint.uri().scheme_str() == Some("https") {
-            let tls = self.tls.as_ref().ok_or_else(|| {
-                unreachable("it is https, and this edge has no --upstream-ca to trust".to_owned())
-            })?;
-            endpoint = endpoint
-                .tls_config(tls.config())
-                .map_err(|e| unreachable(e.to_string()))?;
-        }
         let channel = endpoint.connect_lazy();
         channels.insert(owner.to_owned(), channel.clone());
         Ok(PlayerServiceClient::new(channel))

@@ -168,7 +168,7 @@ impl Origins {
         let shown: String = text.chars().take(100).collect();
         Err(format!(
             "origin `{shown}` may not call this broadcaster: only the player page's own \
-             origin and those its operator allows (--web-origin) may"
+             origin and those its operator allows may"
         ))
     }
 

@@ -40,13 +40,8 @@ pub(crate) struct Harness {
 
 /// A server identity for `localhost` and the CA a client trusts it by.
 pub(crate) fn localhost_tls() -> (banco_broadcaster::ServerTls, banco_auth::ClientTls) {
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let server = banco_broadcaster::ServerTls::from_pem(
-        made.cert.pem().as_bytes(),
-        made.signing_key.serialize_pem().as_bytes(),
-    )
-    .unwrap();
-    let client = banco_auth::ClientTls::from_ca_pem(made.cert.pem().as_bytes())
+    let (ca, server) = banco_testkit::self_signed_localhost();
+    let client = banco_auth::ClientTls::from_ca_pem(ca.as_bytes())
         .unwrap()
         .with_domain("localhost");
     (server, client)

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use banco_auth::client::ClientError;
 use banco_auth::{BearerToken, ClientTls};
 use banco_rules::{Bet, Card, Composition, Paytable, Settlement};
 use banco_wire::convert;
@@ -14,7 +15,7 @@ use banco_wire::pb;
 use banco_wire::pb::rules_service_client::RulesServiceClient;
 use tonic::Code;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use super::rules::{BoxFuture, CardCheck, RefusalKind, Rules, RulesError};
 
@@ -31,7 +32,7 @@ impl RemoteRules {
     /// The connection is made lazily, on the first call and again after a failure, so a
     /// validator that is down at start-up only makes cards wait for it. Call within a tokio
     /// runtime.
-    pub fn connect(url: &str, token: &str, timeout: Duration) -> Result<RemoteRules, RulesError> {
+    pub fn connect(url: &str, token: &str, timeout: Duration) -> Result<RemoteRules, ClientError> {
         RemoteRules::connect_tls(url, token, timeout, None)
     }
 
@@ -45,32 +46,11 @@ impl RemoteRules {
         token: &str,
         timeout: Duration,
         tls: Option<ClientTls>,
-    ) -> Result<RemoteRules, RulesError> {
-        let endpoint = Endpoint::from_shared(url.to_owned())
-            .map_err(|e| RulesError::Unreachable(format!("bad validator url `{url}`: {e}")))?
+    ) -> Result<RemoteRules, ClientError> {
+        let endpoint = banco_auth::client::endpoint_trusting(url, tls.as_ref())?
             .connect_timeout(timeout)
             .timeout(timeout);
-        let https = endpoint.uri().scheme_str() == Some("https");
-        let endpoint = match (tls, https) {
-            (Some(tls), true) => endpoint.tls_config(tls.config()).map_err(|e| {
-                RulesError::Unreachable(format!("validator TLS ({tls:?}) unusable: {e}"))
-            })?,
-            (None, false) => endpoint,
-            (None, true) => {
-                return Err(RulesError::Unreachable(format!(
-                    "https needs --validator-ca (the CA that signed the validator's \
-                     certificate) to reach `{url}`"
-                )));
-            }
-            (Some(_), false) => {
-                return Err(RulesError::Unreachable(format!(
-                    "a validator CA is configured but `{url}` is not https://; \
-                     use https:// so the connection is encrypted"
-                )));
-            }
-        };
-        let token = BearerToken::new(token)
-            .map_err(|e| RulesError::Unreachable(format!("bad validator token: {e}")))?;
+        let token = banco_auth::client::bearer(token)?;
         let channel = endpoint.connect_lazy();
         Ok(RemoteRules {
             client: RulesServiceClient::with_interceptor(channel, token),
