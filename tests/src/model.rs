@@ -48,15 +48,6 @@ pub fn kind_from_pb(raw: i32) -> BetKind {
     }
 }
 
-pub fn bets_to_pb(bets: &[(BetKind, i64)]) -> Vec<pb::Bet> {
-    bets.iter()
-        .map(|&(kind, stake)| pb::Bet {
-            kind: pb::BetKind::from(kind).into(),
-            stake_minor: stake,
-        })
-        .collect()
-}
-
 /// What should become of one requested position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expected {

@@ -10,12 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+use banco::clients::player::bets_to_pb;
 use banco_auth::Role;
 use banco_e2e::archive::{ArchiveDb, Auditor, Verified, judge, sqlite3};
 use banco_e2e::clients::{Cmd, Croupier, Player, first_table, numbered_players, player_client};
-use banco_e2e::model::{
-    Books, Expected, Limits, Stakes, bets_to_pb, check_decisions, kind_from_pb,
-};
+use banco_e2e::model::{Books, Expected, Limits, Stakes, check_decisions, kind_from_pb};
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, bearer, channel, start_archive, start_validator,
 };

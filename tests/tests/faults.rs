@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use banco::clients::player::bets_to_pb;
 use banco_auth::Role;
 use banco_e2e::archive::{Auditor, Verified};
 use banco_e2e::clients::{
     Authed, Cmd, Croupier, Dealer, first_table, is_control, is_private, player_client, record_of,
     settled_balance, stable,
 };
-use banco_e2e::model::{Books, Limits, bets_to_pb, check_decisions};
+use banco_e2e::model::{Books, Limits, check_decisions};
 use banco_e2e::outbox;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, croupier_cli, croupier_cli_output, start_archive,

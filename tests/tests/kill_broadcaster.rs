@@ -9,10 +9,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use banco::clients::player::bets_to_pb;
 use banco_e2e::clients::{
     Cmd, Croupier, Player, first_table, numbered_players, player_client, settled_balance,
 };
-use banco_e2e::model::{Books, Expected, Limits, bets_to_pb, check_decisions};
+use banco_e2e::model::{Books, Expected, Limits, check_decisions};
 use banco_e2e::outbox;
 use banco_e2e::procs::{BroadcasterSetup, Keys, Service, channel, start_validator};
 use banco_e2e::random_bets::{below, random_request};

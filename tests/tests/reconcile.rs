@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, SystemTime};
 
+use banco::clients::player::bets_to_pb;
 use banco_e2e::archive::{Auditor, Verified, sqlite3};
 use banco_e2e::clients::{Authed, Cmd, Croupier, all_accepted, player_client};
-use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, SignedArchive, cashier_deposit, channel, start_validator,
     start_wallet,

@@ -7,12 +7,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime};
 
+use banco::clients::player::bets_to_pb;
 use banco_auth::Role;
 use banco_e2e::clients::{
     Authed, Cmd, Croupier, Player, numbered_players, player_client, record_of, settled_balance,
     stable, table_client,
 };
-use banco_e2e::model::{Books, Expected, Limits, Stakes, bets_to_pb, check_decisions};
+use banco_e2e::model::{Books, Expected, Limits, Stakes, check_decisions};
 use banco_e2e::procs::{BroadcasterSetup, Keys, channel, start_validator};
 use banco_e2e::random_bets::{below, random_positions};
 use banco_e2e::{outbox, poll};
@@ -70,16 +71,6 @@ fn due_of(state: &pb::TableState) -> pb::Due {
 
 fn cards_of(state: &pb::TableState) -> Vec<String> {
     state.cards.iter().map(|c| c.card.clone()).collect()
-}
-
-fn shoe_state_to_pb(state: ShoeState) -> pb::ShoeState {
-    match state {
-        ShoeState::AwaitingBurn => pb::ShoeState::AwaitingBurn,
-        ShoeState::InPlay => pb::ShoeState::InPlay,
-        ShoeState::CutCardOut => pb::ShoeState::CutCardOut,
-        ShoeState::LastHand => pb::ShoeState::LastHand,
-        ShoeState::Ended => pb::ShoeState::Ended,
-    }
 }
 
 /// What the run saw, to show that every kind of bet and refusal was exercised.
@@ -323,7 +314,7 @@ async fn a_thousand_rounds_settle_exactly_and_the_books_balance() {
             );
             shoe = None;
         } else {
-            assert_eq!(state.shoe_state(), shoe_state_to_pb(after), "{round_id}");
+            assert_eq!(state.shoe_state(), pb::ShoeState::from(after), "{round_id}");
         }
         if n % 100 == 99 {
             eprintln!("table_core: {} rounds in {:?}", n + 1, started.elapsed());

@@ -9,11 +9,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use banco::clients::player::bets_to_pb;
 use banco_e2e::archive::Auditor;
 use banco_e2e::clients::{
     Authed, Cmd, Croupier, all_accepted, player_client, refusals, settled_balance,
 };
-use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, SignedArchive, bearer, cashier_deposit, channel,
     start_validator, start_wallet,

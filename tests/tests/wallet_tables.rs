@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use banco::clients::player::bets_to_pb;
 use banco_e2e::clients::{Cmd, Croupier, all_accepted, player_client, refusals};
-use banco_e2e::model::bets_to_pb;
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, cashier_deposit, start_validator, start_wallet,
 };

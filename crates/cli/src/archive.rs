@@ -10,7 +10,7 @@ use banco_archive::{ArchiveMetrics, ServeOptions, Store, TrustedKeys, serve};
 use banco_auth::keys::load_verifying_key;
 use prometheus_client::registry::Registry;
 
-use crate::folder_lock::FolderLock;
+use crate::folder_lock::{FolderLock, lock_sqlite, sqlite_file};
 use crate::service_life::{ServiceLife, TlsArgs};
 
 #[derive(Debug, clap::Args)]
@@ -44,22 +44,11 @@ pub(crate) struct ArchiveArgs {
 }
 
 impl ArchiveArgs {
-    /// The database file, with SQLite (none for an in-memory database, which no other
-    /// process can open).
-    fn sqlite_file(&self) -> Option<&Path> {
-        self.db
-            .strip_prefix("sqlite://")
-            .or_else(|| self.db.strip_prefix("sqlite:"))
-            .map(|rest| rest.split('?').next().unwrap_or(rest))
-            .filter(|file| !file.is_empty() && *file != ":memory:")
-            .map(Path::new)
-    }
-
     fn clips_dir(&self) -> PathBuf {
         if let Some(dir) = &self.clips {
             return dir.clone();
         }
-        match self.sqlite_file().and_then(Path::parent) {
+        match sqlite_file(&self.db).and_then(Path::parent) {
             Some(dir) => dir.join("clips"),
             None => PathBuf::from("clips"),
         }
@@ -68,15 +57,9 @@ impl ArchiveArgs {
     /// Holds the database file (with SQLite) and the clips folder for this process: two
     /// archives on one chain would each check a new round against a head the other moves.
     fn lock(&self) -> anyhow::Result<Vec<FolderLock>> {
-        let mut locks = Vec::new();
-        if let Some(file) = self.sqlite_file() {
-            let mut lock_file = file.as_os_str().to_owned();
-            lock_file.push(".lock");
-            locks.push(
-                FolderLock::take_file(Path::new(&lock_file), file, "banco archive")
-                    .context("--db")?,
-            );
-        }
+        let mut locks: Vec<_> = lock_sqlite(&self.db, "banco archive")?
+            .into_iter()
+            .collect();
         let clips = self.clips_dir();
         std::fs::create_dir_all(&clips)
             .with_context(|| format!("--clips {}: could not create it", clips.display()))?;

@@ -11,10 +11,33 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::Path;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 
 /// The lock file a folder's holder keeps locked.
 pub const LOCK_FILE: &str = ".banco.lock";
+
+/// The database file a `sqlite://PATH` (or `sqlite:PATH`) URL names; none for another
+/// database or an in-memory one, which no other process can open.
+pub(crate) fn sqlite_file(db: &str) -> Option<&Path> {
+    db.strip_prefix("sqlite://")
+        .or_else(|| db.strip_prefix("sqlite:"))
+        .map(|rest| rest.split('?').next().unwrap_or(rest))
+        .filter(|file| !file.is_empty() && *file != ":memory:")
+        .map(Path::new)
+}
+
+/// Holds the SQLite file `db` names (if it names one) for this process, as `what`, by a
+/// lock file beside it; errors name `--db`.
+pub(crate) fn lock_sqlite(db: &str, what: &str) -> anyhow::Result<Option<FolderLock>> {
+    let Some(file) = sqlite_file(db) else {
+        return Ok(None);
+    };
+    let mut lock_file = file.as_os_str().to_owned();
+    lock_file.push(".lock");
+    Ok(Some(
+        FolderLock::take_file(Path::new(&lock_file), file, what).context("--db")?,
+    ))
+}
 
 /// A folder held by this process until the value is dropped.
 #[derive(Debug)]

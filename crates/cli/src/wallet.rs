@@ -3,7 +3,7 @@
 //! conformance URL` checks an operator's seamless wallet.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use banco_wallet::store::{Clock, LimitPolicy, StoreMetrics, SystemClock};
 use banco_wallet::{Store, StoreOptions};
 use prometheus_client::registry::Registry;
 
-use crate::folder_lock::FolderLock;
+use crate::folder_lock::{FolderLock, lock_sqlite};
 use crate::service_life::{ServiceLife, TlsArgs};
 
 #[derive(Debug, clap::Args)]
@@ -68,28 +68,10 @@ struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The database file, with SQLite (none for an in-memory database, which no other
-    /// process can open).
-    fn sqlite_file(&self) -> Option<&Path> {
-        self.db
-            .strip_prefix("sqlite://")
-            .or_else(|| self.db.strip_prefix("sqlite:"))
-            .map(|rest| rest.split('?').next().unwrap_or(rest))
-            .filter(|file| !file.is_empty() && *file != ":memory:")
-            .map(Path::new)
-    }
-
     /// Holds the SQLite file for this process: two wallets on one file would each decide
     /// against balances the other moves.
     fn lock(&self) -> anyhow::Result<Option<FolderLock>> {
-        let Some(file) = self.sqlite_file() else {
-            return Ok(None);
-        };
-        let mut lock_file = file.as_os_str().to_owned();
-        lock_file.push(".lock");
-        Ok(Some(
-            FolderLock::take_file(Path::new(&lock_file), file, "banco wallet").context("--db")?,
-        ))
+        lock_sqlite(&self.db, "banco wallet")
     }
 
     fn limits(&self) -> anyhow::Result<LimitPolicy> {

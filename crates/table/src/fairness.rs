@@ -238,6 +238,17 @@ mod tests {
     }
 
     /// The order's cards after the burn, split into rounds of 4, 5 and 6 cards.
+    /// The rounds `ids` as recorded with `cards`.
+    fn as_recorded<'a>(ids: &[&'a str], cards: &'a [Vec<Card>]) -> Vec<RecordedRound<'a>> {
+        ids.iter()
+            .zip(cards)
+            .map(|(id, cards)| RecordedRound {
+                round_id: id,
+                cards,
+            })
+            .collect()
+    }
+
     fn dealt(order: &[Card]) -> Vec<Vec<Card>> {
         let start = 1 + usize::from(banco_rules::shoe::burn_count(order[0]));
         let mut at = start;
@@ -258,14 +269,7 @@ mod tests {
         let order = key.order(ShoeConfig::default()).unwrap();
         let mut cards = dealt(&order);
         let ids = ["T01-S0002-H001", "T01-S0002-H002", "T01-S0002-H003"];
-        let rounds: Vec<RecordedRound<'_>> = ids
-            .iter()
-            .zip(&cards)
-            .map(|(id, cards)| RecordedRound {
-                round_id: id,
-                cards,
-            })
-            .collect();
+        let rounds = as_recorded(&ids, &cards);
         let fair = check(&recorded(&committed, Some(order[0]), &rounds), &key).unwrap();
         let face_down = banco_rules::shoe::burn_count(order[0]);
         assert_eq!(fair.checked, 1 + 15);
@@ -276,14 +280,7 @@ mod tests {
         let was = cards[1][2];
         let other = *Card::ALL.iter().find(|c| **c != was).unwrap();
         cards[1][2] = other;
-        let rounds: Vec<RecordedRound<'_>> = ids
-            .iter()
-            .zip(&cards)
-            .map(|(id, cards)| RecordedRound {
-                round_id: id,
-                cards,
-            })
-            .collect();
+        let rounds = as_recorded(&ids, &cards);
         assert_eq!(
             check(&recorded(&committed, Some(order[0]), &rounds), &key),
             Err(Unfair::Card {

@@ -322,15 +322,7 @@ pub(crate) fn credit(
 
 /// The cancel of `debit`.
 pub(crate) fn cancel(debit: &Debit) -> Cancel {
-    Cancel {
-        tx: cancel_id(&debit.tx),
-        debit: debit.tx.clone(),
-        player: debit.player.clone(),
-        currency: debit.currency.clone(),
-        amount: debit.amount,
-        table: debit.table.clone(),
-        round: debit.round.clone(),
-    }
+    debit.cancel_as(cancel_id(&debit.tx))
 }
 
 #[cfg(test)]

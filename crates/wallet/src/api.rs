@@ -31,6 +31,23 @@ pub struct Debit {
     pub position_total: i64,
 }
 
+impl Debit {
+    /// The cancel of this debit, as the movement `tx`: the same player, amount, table and
+    /// round, so the wallet can check it against the debit (or remember it, if the debit
+    /// has not arrived).
+    pub fn cancel_as(&self, tx: TxId) -> Cancel {
+        Cancel {
+            tx,
+            debit: self.tx.clone(),
+            player: self.player.clone(),
+            currency: self.currency.clone(),
+            amount: self.amount,
+            table: self.table.clone(),
+            round: self.round.clone(),
+        }
+    }
+}
+
 /// Why money goes back to a player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -506,15 +506,7 @@ mod tests {
     }
 
     fn cancel_of(d: &Debit) -> Cancel {
-        Cancel {
-            tx: TxId::new(format!("cancel:{}", d.tx)).unwrap(),
-            debit: d.tx.clone(),
-            player: d.player.clone(),
-            currency: d.currency.clone(),
-            amount: d.amount,
-            table: d.table.clone(),
-            round: d.round.clone(),
-        }
+        d.cancel_as(TxId::new(format!("cancel:{}", d.tx)).unwrap())
     }
 
     #[tokio::test]

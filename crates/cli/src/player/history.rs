@@ -70,22 +70,7 @@ mod tests {
                     stake_minor: 500,
                 },
             ],
-            settlements: vec![
-                pb::Settlement {
-                    kind: pb::BetKind::Banker.into(),
-                    stake_minor: 2_000,
-                    outcome: pb::BetOutcome::Win.into(),
-                    winnings_minor: 1_900,
-                    returned_minor: 3_900,
-                    ..pb::Settlement::default()
-                },
-                pb::Settlement {
-                    kind: pb::BetKind::Tie.into(),
-                    stake_minor: 500,
-                    outcome: pb::BetOutcome::Lose.into(),
-                    ..pb::Settlement::default()
-                },
-            ],
+            settlements: super::super::banker_won_tie_lost(),
             result: Some(pb::HandResult {
                 player_total: 5,
                 banker_total: 8,

@@ -151,3 +151,26 @@ pub(crate) fn run(args: &PlayerArgs) -> anyhow::Result<ExitCode> {
         .await
     })
 }
+
+/// A banker bet of 20.00 won and a tie bet of 5.00 lost, settled: for the tests of what
+/// shows settlements.
+#[cfg(test)]
+fn banker_won_tie_lost() -> Vec<banco_wire::pb::Settlement> {
+    use banco_wire::pb;
+    vec![
+        pb::Settlement {
+            kind: pb::BetKind::Banker.into(),
+            stake_minor: 2_000,
+            outcome: pb::BetOutcome::Win.into(),
+            winnings_minor: 1_900,
+            returned_minor: 3_900,
+            ..pb::Settlement::default()
+        },
+        pb::Settlement {
+            kind: pb::BetKind::Tie.into(),
+            stake_minor: 500,
+            outcome: pb::BetOutcome::Lose.into(),
+            ..pb::Settlement::default()
+        },
+    ]
+}

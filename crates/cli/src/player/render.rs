@@ -817,29 +817,17 @@ mod tests {
             ),
             (
                 Event::Settled(pb::Settled {
-                    settlements: vec![
-                        pb::Settlement {
-                            kind: pb::BetKind::Banker.into(),
-                            stake_minor: 2_000,
-                            outcome: pb::BetOutcome::Win.into(),
-                            winnings_minor: 1_900,
-                            returned_minor: 3_900,
-                            ..pb::Settlement::default()
-                        },
-                        pb::Settlement {
-                            kind: pb::BetKind::Tie.into(),
-                            stake_minor: 500,
-                            outcome: pb::BetOutcome::Lose.into(),
-                            ..pb::Settlement::default()
-                        },
-                        pb::Settlement {
+                    settlements: [
+                        super::super::banker_won_tie_lost(),
+                        vec![pb::Settlement {
                             kind: pb::BetKind::Player.into(),
                             stake_minor: 500,
                             outcome: pb::BetOutcome::Push.into(),
                             returned_minor: 500,
                             ..pb::Settlement::default()
-                        },
-                    ],
+                        }],
+                    ]
+                    .concat(),
                     total_stake_minor: 3_000,
                     total_returned_minor: 4_400,
                 }),

@@ -222,7 +222,7 @@ async fn checks(probe: &mut Probe<'_>, ids: &Ids, report: &mut Report) {
             .and(probe.unmoved(expected, "the same credit again").await);
         report.record("credit again: paid once", result);
 
-        let cancel = probe.cancel_of(&ids.settled_cancel, &debit);
+        let cancel = debit.cancel_as(ids.settled_cancel.clone());
         let refused = probe.cancel(&cancel).await;
         let result = probe.status(&refused, Status::BetAlreadySettled).and(
             probe
@@ -249,7 +249,7 @@ async fn checks(probe: &mut Probe<'_>, ids: &Ids, report: &mut Report) {
     let result = match probe.ok(&taken, expected - STAKE, false) {
         Err(why) => Err(format!("the debit before the cancel: {why}")),
         Ok(_) => {
-            let cancel = probe.cancel_of(&ids.cancel, &debit);
+            let cancel = debit.cancel_as(ids.cancel.clone());
             let cancelled = probe.cancel(&cancel).await;
             probe.ok(&cancelled, expected, false)
         }
@@ -260,7 +260,7 @@ async fn checks(probe: &mut Probe<'_>, ids: &Ids, report: &mut Report) {
 
     // A cancel first: remembered, so the debit that comes after it is refused.
     let debit = probe.debit_of(&ids.early, STAKE);
-    let cancel = probe.cancel_of(&ids.early_cancel, &debit);
+    let cancel = debit.cancel_as(ids.early_cancel.clone());
     let cancelled = probe.cancel(&cancel).await;
     let result = match probe.decided(&cancelled) {
         Ok(answer) if matches!(answer.status, Status::Ok | Status::BetDoesNotExist) => {
@@ -277,7 +277,7 @@ async fn checks(probe: &mut Probe<'_>, ids: &Ids, report: &mut Report) {
                     let seen = probe.describe(&late);
                     if taken {
                         // Given back, so the test player keeps its money.
-                        let cleanup = probe.cancel_of(&ids.early_cleanup, &debit);
+                        let cleanup = debit.cancel_as(ids.early_cleanup.clone());
                         let _ = probe.cancel(&cleanup).await;
                     }
                     Err(format!(
@@ -324,7 +324,7 @@ async fn checks(probe: &mut Probe<'_>, ids: &Ids, report: &mut Report) {
                 .decided(&refused)
                 .is_ok_and(|a| a.status == Status::Ok)
             {
-                let cleanup = probe.cancel_of(&ids.too_much_cleanup, &too_much);
+                let cleanup = too_much.cancel_as(ids.too_much_cleanup.clone());
                 let _ = probe.cancel(&cleanup).await;
             }
             Err(why)
@@ -461,18 +461,6 @@ impl Probe<'_> {
             round: self.round.clone(),
             bet: "banker".to_owned(),
             debits: vec![debit.clone()],
-        }
-    }
-
-    fn cancel_of(&self, tx: &TxId, debit: &Debit) -> Cancel {
-        Cancel {
-            tx: tx.clone(),
-            debit: debit.tx.clone(),
-            player: debit.player.clone(),
-            currency: debit.currency.clone(),
-            amount: debit.amount,
-            table: debit.table.clone(),
-            round: debit.round.clone(),
         }
     }
 

@@ -55,13 +55,5 @@ pub fn credit(id: &str, player: &str, amount: i64, debits: &[&str]) -> Credit {
 }
 
 pub fn cancel_of(d: &Debit) -> Cancel {
-    Cancel {
-        tx: tx(&format!("cancel:{}", d.tx)),
-        debit: d.tx.clone(),
-        player: d.player.clone(),
-        currency: d.currency.clone(),
-        amount: d.amount,
-        table: d.table.clone(),
-        round: d.round.clone(),
-    }
+    d.cancel_as(tx(&format!("cancel:{}", d.tx)))
 }
