@@ -23,7 +23,7 @@ use banco_wallet::Wallet;
 use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions};
 use banco_wallet::seamless::SeamlessSecret;
 use banco_wallet::seamless::memory::ForgetsEarlyCancels;
-use banco_wallet::{Cashier as _, Debit, TxId, WalletError};
+use banco_wallet::{Cash, Cashier as _, Debit, TxId, WalletError};
 use tokio::sync::oneshot;
 
 const SECRET: &str = "a secret shared with the casino, 32 bytes or more";
@@ -365,9 +365,14 @@ async fn a_killed_wallet_keeps_every_acknowledged_debit_and_no_other_twice() {
         let options = GrpcWalletOptions::default();
         let table = GrpcWallet::connect(&url, None, service.clone(), options).unwrap();
         let cash = GrpcWallet::connect(&url, None, desk.clone(), options).unwrap();
-        cash.deposit(&TxId::new("dep").unwrap(), "bob", "EUR", DEPOSIT)
-            .await
-            .unwrap();
+        cash.deposit(&Cash::new(
+            &TxId::new("dep").unwrap(),
+            "bob",
+            "EUR",
+            DEPOSIT,
+        ))
+        .await
+        .unwrap();
 
         // A burst of debits, the wallet killed once a third are acknowledged.
         let (acked_tx, mut acked_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -18,7 +18,7 @@ use anyhow::{Context as _, bail, ensure};
 use banco_rules::Money;
 use banco_wallet::store::CommitStats;
 use banco_wallet::{
-    Cashier as _, Credit, CreditKind, Debit, Store, StoreOptions, TxId, Wallet as _,
+    Cash, Cashier as _, Credit, CreditKind, Debit, Store, StoreOptions, TxId, Wallet as _,
 };
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -144,7 +144,7 @@ async fn measure(args: &WalletArgs, db: &BenchDb, url: &str) -> anyhow::Result<O
         deposits.spawn(async move {
             let _permit = gate.acquire_owned().await?;
             store
-                .deposit(&key, &name, CURRENCY, DEPOSIT)
+                .deposit(&Cash::new(&key, &name, CURRENCY, DEPOSIT))
                 .await
                 .with_context(|| format!("deposit for {name}"))
         });
@@ -402,7 +402,10 @@ mod tests {
         let names = vec!["alice".to_owned(), "bob".to_owned()];
         for name in &names {
             let key = tx(format!("dep-{name}")).unwrap();
-            store.deposit(&key, name, CURRENCY, DEPOSIT).await.unwrap();
+            store
+                .deposit(&Cash::new(&key, name, CURRENCY, DEPOSIT))
+                .await
+                .unwrap();
         }
         assert_eq!(
             check(&store, &names, &[0, 0]).await.unwrap(),

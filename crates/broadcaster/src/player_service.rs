@@ -13,7 +13,7 @@ use banco_rules::{BetKind, Winner};
 use banco_table::actor::{ActorError, PlayerPosition, Published};
 use banco_table::convert;
 use banco_table::{Command, Event, Refusal, RoundId, TableSnapshot};
-use banco_wallet::{Cashier, TxId, Wallet, WalletError};
+use banco_wallet::{Cash, Cashier, LimitChange, TxId, Wallet, WalletError};
 use banco_wire::{ConversionError, pb};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tonic::{Request, Response, Status};
@@ -117,7 +117,7 @@ impl PlayerServer {
             .map_err(|e| Status::internal(format!("welcome credit of {player}: {e}")))?;
         match welcome
             .cashier
-            .deposit(&key, player, &self.currency, welcome.amount)
+            .deposit(&Cash::new(&key, player, &self.currency, welcome.amount))
             .await
         {
             // A refusal (a blocked account, say) leaves the player without it, as a real
@@ -724,7 +724,12 @@ impl pb::player_service_server::PlayerService for PlayerServer {
         };
         let limit = self
             .wallet()?
-            .set_self_limit(&player, &self.currency, max_bet, wire::unix_ms())
+            .set_self_limit(&LimitChange::new(
+                &player,
+                &self.currency,
+                max_bet,
+                wire::unix_ms(),
+            ))
             .await
             .map_err(|e| wallet_status(&e))?;
         let (pending_max, pending_at) = match limit.pending {

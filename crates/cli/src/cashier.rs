@@ -116,9 +116,13 @@ pub(crate) fn run(args: &CashierArgs) -> anyhow::Result<ExitCode> {
                     println!("key {key} (to send this again safely: --key {key})");
                 }
                 let receipt = if deposit {
-                    wallet.deposit(&key, player, currency, amount).await
+                    wallet
+                        .deposit(&banco_wallet::Cash::new(&key, player, currency, amount))
+                        .await
                 } else {
-                    wallet.withdraw(&key, player, currency, amount).await
+                    wallet
+                        .withdraw(&banco_wallet::Cash::new(&key, player, currency, amount))
+                        .await
                 };
                 let receipt = answered(receipt, currency)?;
                 print_cash(deposit, player, amount, &receipt);

@@ -221,15 +221,12 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
 
     fn cancel<'a>(&'a self, cancel: &'a Cancel) -> BoxFuture<'a, Result<Receipt, WalletError>>;
 
-    /// Sets the player's own limit per bet (`None`: remove it) at `now_ms`: a lowering
+    /// Sets the player's own limit per bet as `change` asks: a lowering
     /// takes effect at once, a raise or removal after the wallet's cooling-off and at most
     /// once in its period; the answer says what is in force and what waits.
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>>;
 
     /// Every balance change from now on, of every player, for as long as the receiver is
@@ -268,21 +265,52 @@ pub fn no_answer(debit: &Debit, timeout: Duration) -> WalletError {
 /// (deposits, withdrawals), and a host's welcome credit. Each with its own idempotency key,
 /// so a retry moves money at most once.
 pub trait Cashier: Send + Sync + fmt::Debug + 'static {
-    fn deposit<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+    fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>>;
 
-    fn withdraw<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+    fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>>;
+}
+
+/// Money the cashier puts into or takes out of a player's account, under its own
+/// idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cash {
+    pub key: TxId,
+    pub player: String,
+    pub currency: String,
+    /// More than zero.
+    pub amount: i64,
+}
+
+impl Cash {
+    pub fn new(key: &TxId, player: &str, currency: &str, amount: i64) -> Cash {
+        Cash {
+            key: key.clone(),
+            player: player.to_owned(),
+            currency: currency.to_owned(),
+            amount,
+        }
+    }
+}
+
+/// A player's own limit per bet, asked to change at `now_ms` (`max_bet` `None`: removed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitChange {
+    pub player: String,
+    pub currency: String,
+    pub max_bet: Option<i64>,
+    /// When it is asked, in unix ms: a raise takes effect a cooling-off after it.
+    pub now_ms: u64,
+}
+
+impl LimitChange {
+    pub fn new(player: &str, currency: &str, max_bet: Option<i64>, now_ms: u64) -> LimitChange {
+        LimitChange {
+            player: player.to_owned(),
+            currency: currency.to_owned(),
+            max_bet,
+            now_ms,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
     TxId, Wallet, WalletError,
 };
+use crate::api::{Cash, LimitChange};
 
 /// What one transaction id was used for, and the answer it got.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -383,38 +384,40 @@ fn conflict(tx: &TxId) -> WalletError {
 }
 
 impl Cashier for MemoryWallet {
-    fn deposit<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+    fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         let answer = self.down().and_then(|()| {
-            if amount <= 0 {
+            if cash.amount <= 0 {
                 return Err(WalletError::Invalid(format!(
-                    "amount_minor {amount}: a deposit is more than zero"
+                    "amount_minor {}: a deposit is more than zero",
+                    cash.amount
                 )));
             }
-            MemoryWallet::deposit(self, key.as_str(), player, currency, amount)
+            MemoryWallet::deposit(
+                self,
+                cash.key.as_str(),
+                &cash.player,
+                &cash.currency,
+                cash.amount,
+            )
         });
         Box::pin(async move { answer })
     }
 
-    fn withdraw<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+    fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         let answer = self.down().and_then(|()| {
-            if amount <= 0 {
+            if cash.amount <= 0 {
                 return Err(WalletError::Invalid(format!(
-                    "amount_minor {amount}: a withdrawal is more than zero"
+                    "amount_minor {}: a withdrawal is more than zero",
+                    cash.amount
                 )));
             }
-            MemoryWallet::deposit(self, key.as_str(), player, currency, -amount)
+            MemoryWallet::deposit(
+                self,
+                cash.key.as_str(),
+                &cash.player,
+                &cash.currency,
+                -cash.amount,
+            )
         });
         Box::pin(async move { answer })
     }
@@ -462,20 +465,17 @@ impl Wallet for MemoryWallet {
     /// Takes any change at once (no cooling-off: tests of the table need none).
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        _now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
         let answer = self.down().map(|()| {
-            let account = (player.to_owned(), currency.to_owned());
+            let account = (change.player.clone(), change.currency.clone());
             let mut state = self.state();
-            match max_bet {
+            match change.max_bet {
                 Some(max) => state.limits.insert(account, max),
                 None => state.limits.remove(&account),
             };
             SelfLimit {
-                max_bet,
+                max_bet: change.max_bet,
                 pending: None,
             }
         });

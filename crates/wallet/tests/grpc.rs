@@ -14,7 +14,7 @@ use banco_auth::keys::signing_key_from_seed;
 use banco_auth::{BearerToken, Issuer, Role};
 use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions, ServeOptions};
 use banco_wallet::store::{Clock, ManualClock, StoreOptions};
-use banco_wallet::{Cashier as _, Store, Wallet as _, WalletError};
+use banco_wallet::{Cash, Cashier as _, LimitChange, Store, Wallet as _, WalletError};
 use banco_wire::pb;
 use banco_wire::pb::wallet_service_client::WalletServiceClient;
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, tx};
@@ -111,19 +111,19 @@ async fn movements_and_refusals_cross_the_wire(db: TestDb) {
     let cashier = wallet(&served, Role::Cashier);
 
     let deposit = cashier
-        .deposit(&tx("dep-1"), "alice", "EUR", 10_000)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 10_000))
         .await
         .unwrap();
     assert_eq!((deposit.balance, deposit.replayed), (10_000, false));
     // The cashier's retry with the same key moves the money once.
     let again = cashier
-        .deposit(&tx("dep-1"), "alice", "EUR", 10_000)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 10_000))
         .await
         .unwrap();
     assert_eq!((again.balance, again.replayed), (10_000, true));
     // The same key for another amount is refused, naming the conflict.
     let conflict = cashier
-        .deposit(&tx("dep-1"), "alice", "EUR", 500)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 500))
         .await
         .unwrap_err();
     assert!(
@@ -180,7 +180,7 @@ async fn movements_and_refusals_cross_the_wire(db: TestDb) {
     );
 
     let out = cashier
-        .withdraw(&tx("wd-1"), "alice", "EUR", 2_375)
+        .withdraw(&Cash::new(&tx("wd-1"), "alice", "EUR", 2_375))
         .await
         .unwrap();
     assert_eq!(out.balance, 10_000);
@@ -203,7 +203,7 @@ async fn movements_and_refusals_cross_the_wire(db: TestDb) {
         WalletError::AccountBlocked
     );
     cashier
-        .withdraw(&tx("wd-2"), "alice", "EUR", 100)
+        .withdraw(&Cash::new(&tx("wd-2"), "alice", "EUR", 100))
         .await
         .unwrap();
     assert!(
@@ -222,7 +222,7 @@ async fn movements_and_refusals_cross_the_wire(db: TestDb) {
 
     // An invalid request is refused naming the field, and nothing moves.
     let invalid = cashier
-        .deposit(&tx("dep-2"), "alice", "EURO", 100)
+        .deposit(&Cash::new(&tx("dep-2"), "alice", "EURO", 100))
         .await
         .unwrap_err();
     assert!(
@@ -248,11 +248,11 @@ async fn self_limits_apply_at_once_when_lowered_and_after_cooling_off_when_raise
     let table = wallet(&served, Role::Service);
     let cashier = wallet(&served, Role::Cashier);
     cashier
-        .deposit(&tx("dep"), "bob", "EUR", 100_000)
+        .deposit(&Cash::new(&tx("dep"), "bob", "EUR", 100_000))
         .await
         .unwrap();
     let lowered = table
-        .set_self_limit("bob", "EUR", Some(1_000), 0)
+        .set_self_limit(&LimitChange::new("bob", "EUR", Some(1_000), 0))
         .await
         .unwrap();
     assert_eq!((lowered.max_bet, lowered.pending), (Some(1_000), None));
@@ -265,7 +265,7 @@ async fn self_limits_apply_at_once_when_lowered_and_after_cooling_off_when_raise
     );
     // A raise waits for the cooling-off, by the wallet's clock (not the caller's).
     let raised = table
-        .set_self_limit("bob", "EUR", Some(5_000), 1)
+        .set_self_limit(&LimitChange::new("bob", "EUR", Some(5_000), 1))
         .await
         .unwrap();
     assert_eq!(raised.max_bet, Some(1_000));
@@ -274,7 +274,7 @@ async fn self_limits_apply_at_once_when_lowered_and_after_cooling_off_when_raise
     assert_eq!(view.self_limit, raised);
     // A second raise within the week is refused, saying when.
     let again = table
-        .set_self_limit("bob", "EUR", None, 0)
+        .set_self_limit(&LimitChange::new("bob", "EUR", None, 0))
         .await
         .unwrap_err();
     assert!(matches!(again, WalletError::Invalid(_)), "{again:?}");
@@ -296,7 +296,7 @@ async fn statements_and_movements_are_paged(db: TestDb) {
     let table = wallet(&served, Role::Service);
     let cashier = wallet(&served, Role::Cashier);
     cashier
-        .deposit(&tx("dep"), "carol", "EUR", 10_000)
+        .deposit(&Cash::new(&tx("dep"), "carol", "EUR", 10_000))
         .await
         .unwrap();
     for i in 0..4 {
@@ -306,7 +306,7 @@ async fn statements_and_movements_are_paged(db: TestDb) {
             .unwrap();
     }
     cashier
-        .deposit(&tx("dep-dave"), "dave", "EUR", 500)
+        .deposit(&Cash::new(&tx("dep-dave"), "dave", "EUR", 500))
         .await
         .unwrap();
 
@@ -412,7 +412,7 @@ async fn watch_balances_sees_a_deposit(db: TestDb) {
         .unwrap()
         .into_inner();
     cashier
-        .deposit(&tx("dep-1"), "erin", "EUR", 2_000)
+        .deposit(&Cash::new(&tx("dep-1"), "erin", "EUR", 2_000))
         .await
         .unwrap();
     let reply = stream.message().await.unwrap().unwrap();
@@ -437,7 +437,10 @@ async fn watch_balances_sees_a_deposit(db: TestDb) {
     let mut made = Vec::new();
     let seen = loop {
         let key = format!("dep-w{}", made.len());
-        cashier.deposit(&tx(&key), "erin", "EUR", 1).await.unwrap();
+        cashier
+            .deposit(&Cash::new(&tx(&key), "erin", "EUR", 1))
+            .await
+            .unwrap();
         made.push(key);
         if let Ok(change) = tokio::time::timeout(Duration::from_millis(200), changes.recv()).await {
             break change.unwrap();
@@ -465,7 +468,7 @@ async fn each_role_is_refused_the_calls_it_may_not_make(db: TestDb) {
         "{cashier_staking:?}"
     );
     let table_paying = wallet(&served, Role::Service)
-        .deposit(&tx("k"), "mallory", "EUR", 100)
+        .deposit(&Cash::new(&tx("k"), "mallory", "EUR", 100))
         .await
         .unwrap_err();
     assert!(
@@ -512,7 +515,7 @@ async fn debits_sent_together_cross_in_one_call(db: TestDb) {
     let table = wallet(&served, Role::Service);
     let cashier = wallet(&served, Role::Cashier);
     cashier
-        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
         .await
         .unwrap();
     let early = debit("d-early", "alice", 100);

@@ -12,7 +12,7 @@ use banco_wallet::seamless::conformance::{self, Options};
 use banco_wallet::seamless::memory::ForgetsEarlyCancels;
 use banco_wallet::seamless::protocol::{BalanceRequest, Envelope, Operation, Status, now_ms};
 use banco_wallet::seamless::{Endpoint, HttpClient, SeamlessConfig, SeamlessWallet};
-use banco_wallet::{Wallet, WalletError};
+use banco_wallet::{LimitChange, Wallet, WalletError};
 use bytes::Bytes;
 use support::{adapter, cancel, credit, debit, holding, secret, served};
 
@@ -109,7 +109,7 @@ async fn self_limits_are_banco_s_and_checked_before_the_operator_is_asked() {
     let server = served(operator.clone()).await;
     let (wallet, local) = adapter(&server.url, SeamlessConfig::default());
     let limit = wallet
-        .set_self_limit("bob", "EUR", Some(2_000), now_ms())
+        .set_self_limit(&LimitChange::new("bob", "EUR", Some(2_000), now_ms()))
         .await
         .unwrap();
     assert_eq!(limit.max_bet, Some(2_000));

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use banco_wallet::store::{Kind, ManualClock, MovementFilter};
-use banco_wallet::{Cashier as _, SelfLimit, Store, Wallet as _, WalletError};
+use banco_wallet::{Cash, Cashier as _, LimitChange, SelfLimit, Store, Wallet as _, WalletError};
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
 
 async fn deposit(store: &Store, key: &str, player: &str, amount: i64) -> i64 {
     store
-        .deposit(&tx(key), player, "EUR", amount)
+        .deposit(&Cash::new(&tx(key), player, "EUR", amount))
         .await
         .unwrap()
         .balance
@@ -35,7 +35,7 @@ async fn every_movement_and_refusal(db: TestDb) {
     let store = open(&db).await;
     assert_eq!(deposit(&store, "dep-1", "alice", 1_000).await, 1_000);
     let again = store
-        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
         .await
         .unwrap();
     assert!(again.replayed, "the same key deposits once");
@@ -103,7 +103,9 @@ async fn every_movement_and_refusal(db: TestDb) {
 
     // Withdrawals: never below zero.
     assert_eq!(
-        store.withdraw(&tx("wd-1"), "alice", "EUR", 2_501).await,
+        store
+            .withdraw(&Cash::new(&tx("wd-1"), "alice", "EUR", 2_501))
+            .await,
         Err(WalletError::InsufficientFunds {
             needed: 2_501,
             available: 2_500
@@ -111,7 +113,7 @@ async fn every_movement_and_refusal(db: TestDb) {
     );
     assert_eq!(
         store
-            .withdraw(&tx("wd-2"), "alice", "EUR", 500)
+            .withdraw(&Cash::new(&tx("wd-2"), "alice", "EUR", 500))
             .await
             .unwrap()
             .balance,
@@ -197,14 +199,18 @@ async fn conflicts_name_what_differs(db: TestDb) {
         })
     );
     assert_eq!(
-        store.withdraw(&tx("dep-1"), "alice", "EUR", 1_000).await,
+        store
+            .withdraw(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
+            .await,
         Err(WalletError::Conflict {
             tx: tx("dep-1"),
             why: "it was a deposit, this is a withdrawal".to_owned()
         })
     );
     assert_eq!(
-        store.deposit(&tx("dep-1"), "bob", "EUR", 1_000).await,
+        store
+            .deposit(&Cash::new(&tx("dep-1"), "bob", "EUR", 1_000))
+            .await,
         Err(WalletError::Conflict {
             tx: tx("dep-1"),
             why: "player `bob`, was `alice`".to_owned()
@@ -321,7 +327,9 @@ async fn self_limits_cool_off(db: TestDb) {
     let limit = |max_bet, pending| SelfLimit { max_bet, pending };
 
     assert_eq!(
-        store.set_self_limit("alice", "EUR", Some(5_000), T0).await,
+        store
+            .set_self_limit(&LimitChange::new("alice", "EUR", Some(5_000), T0))
+            .await,
         Ok(limit(Some(5_000), None)),
         "a first limit is a lowering: at once"
     );
@@ -339,7 +347,7 @@ async fn self_limits_cool_off(db: TestDb) {
     clock.set(raised_at);
     assert_eq!(
         store
-            .set_self_limit("alice", "EUR", Some(10_000), raised_at)
+            .set_self_limit(&LimitChange::new("alice", "EUR", Some(10_000), raised_at))
             .await,
         Ok(limit(
             Some(5_000),
@@ -363,7 +371,10 @@ async fn self_limits_cool_off(db: TestDb) {
     );
     // A second raise (or a removal) within 7 days of the first is refused.
     let now = raised_at + 3 * 24 * HOUR;
-    match store.set_self_limit("alice", "EUR", None, now).await {
+    match store
+        .set_self_limit(&LimitChange::new("alice", "EUR", None, now))
+        .await
+    {
         Err(WalletError::Invalid(why)) => assert_eq!(
             why,
             "max_bet_minor: a limit may be raised or removed once every 168 h; the last was \
@@ -373,13 +384,17 @@ async fn self_limits_cool_off(db: TestDb) {
     }
     // Lowering is always at once, and drops a raise waiting.
     assert_eq!(
-        store.set_self_limit("alice", "EUR", Some(2_000), now).await,
+        store
+            .set_self_limit(&LimitChange::new("alice", "EUR", Some(2_000), now))
+            .await,
         Ok(limit(Some(2_000), None))
     );
     // After the period, a removal may be asked; it too waits for the cooling-off.
     let later = raised_at + 7 * 24 * HOUR;
     assert_eq!(
-        store.set_self_limit("alice", "EUR", None, later).await,
+        store
+            .set_self_limit(&LimitChange::new("alice", "EUR", None, later))
+            .await,
         Ok(limit(Some(2_000), Some((None, later + 24 * HOUR))))
     );
     clock.set(later + 24 * HOUR);
@@ -387,7 +402,10 @@ async fn self_limits_cool_off(db: TestDb) {
         store.account("alice", "EUR").await.unwrap().self_limit,
         limit(None, None)
     );
-    match store.set_self_limit("alice", "EUR", Some(0), later).await {
+    match store
+        .set_self_limit(&LimitChange::new("alice", "EUR", Some(0), later))
+        .await
+    {
         Err(WalletError::Invalid(why)) => assert!(why.starts_with("max_bet_minor 0"), "{why}"),
         other => panic!("{other:?}"),
     }
@@ -420,7 +438,7 @@ async fn a_blocked_account_takes_no_debit(db: TestDb) {
     );
     assert_eq!(
         store
-            .withdraw(&tx("wd-1"), "alice", "EUR", 1_100)
+            .withdraw(&Cash::new(&tx("wd-1"), "alice", "EUR", 1_100))
             .await
             .unwrap()
             .balance,
@@ -555,11 +573,15 @@ async fn balance_changes_are_published(db: TestDb) {
 async fn versions_order_each_account(db: TestDb) {
     let store = open(&db).await;
     let version = |r: banco_wallet::Receipt| r.version;
-    let dep = store.deposit(&tx("dep-1"), "alice", "EUR", 1_000).await;
+    let dep = store
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
+        .await;
     assert_eq!(dep.map(version), Ok(Some(1)));
     let d1 = debit("d1", "alice", 600);
     assert_eq!(store.debit(&d1).await.map(version), Ok(Some(2)));
-    let bob = store.deposit(&tx("dep-bob"), "bob", "EUR", 50).await;
+    let bob = store
+        .deposit(&Cash::new(&tx("dep-bob"), "bob", "EUR", 50))
+        .await;
     assert_eq!(bob.map(version), Ok(Some(1)), "per account");
     assert!(store.debit(&debit("d2", "alice", 5_000)).await.is_err());
     let c1 = credit("c1", "alice", 1_200, &["d1"]);
@@ -600,7 +622,7 @@ async fn a_wallet_from_before_versions_opens() {
     let account = store.account("alice", "EUR").await.unwrap();
     assert_eq!((account.balance, account.version), (1_000, Some(0)));
     let old = store
-        .deposit(&tx("dep-1"), "alice", "EUR", 1_000)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
         .await
         .unwrap();
     assert_eq!((old.replayed, old.version), (true, None));

@@ -8,7 +8,7 @@ mod store_support;
 
 use std::collections::HashMap;
 
-use banco_wallet::{Cashier as _, Receipt, Wallet as _, WalletError};
+use banco_wallet::{Cash, Cashier as _, Receipt, Wallet as _, WalletError};
 use proptest::prelude::*;
 use store_support::{cancel_of, credit, debit, open, tx};
 
@@ -86,8 +86,16 @@ impl Request {
 
     async fn send(self, store: banco_wallet::Store) -> (Request, Result<Receipt, WalletError>) {
         let answer = match &self {
-            Request::Deposit(key, p, a) => store.deposit(&tx(key), PLAYERS[*p], "EUR", *a).await,
-            Request::Withdraw(key, p, a) => store.withdraw(&tx(key), PLAYERS[*p], "EUR", *a).await,
+            Request::Deposit(key, p, a) => {
+                store
+                    .deposit(&Cash::new(&tx(key), PLAYERS[*p], "EUR", *a))
+                    .await
+            }
+            Request::Withdraw(key, p, a) => {
+                store
+                    .withdraw(&Cash::new(&tx(key), PLAYERS[*p], "EUR", *a))
+                    .await
+            }
             Request::Debit(d) => store.debit(d).await,
             Request::Credit(c) => store.credit(c).await,
             Request::Cancel(c) => store.cancel(c).await,

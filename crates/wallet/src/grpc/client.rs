@@ -25,8 +25,9 @@ use tonic::{Code, Status};
 use super::convert::{answer_of, debit_answer_of};
 use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
-    TxId, Wallet, WalletError, debit_each, no_answer,
+    Wallet, WalletError, debit_each, no_answer,
 };
+use crate::api::{Cash, LimitChange};
 use crate::store::Movement;
 
 type Client = WalletServiceClient<InterceptedService<Channel, BearerToken>>;
@@ -455,20 +456,17 @@ impl Wallet for GrpcWallet {
         })
     }
 
-    /// `now_ms` is not sent: the wallet's own clock decides when a raise takes effect, the
+    /// The change's `now_ms` is not sent: the wallet's own clock decides when a raise takes effect, the
     /// same for every table.
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        _now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
         Box::pin(async move {
             let request = pb::WalletSelfLimitRequest {
-                player_id: player.to_owned(),
-                currency: currency.to_owned(),
-                max_bet_minor: max_bet.unwrap_or(0),
+                player_id: change.player.clone(),
+                currency: change.currency.clone(),
+                max_bet_minor: change.max_bet.unwrap_or(0),
             };
             let mut client = self.client.clone();
             let limit = self
@@ -484,41 +482,20 @@ impl Wallet for GrpcWallet {
 }
 
 impl Cashier for GrpcWallet {
-    fn deposit<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+    fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         Box::pin(async move {
             let mut client = self.client.clone();
-            let request = self.request(cash(key, player, currency, amount));
+            let request = self.request(pb::CashRequest::from(cash));
             self.movement(client.deposit(request)).await
         })
     }
 
-    fn withdraw<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+    fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
         Box::pin(async move {
             let mut client = self.client.clone();
-            let request = self.request(cash(key, player, currency, amount));
+            let request = self.request(pb::CashRequest::from(cash));
             self.movement(client.withdraw(request)).await
         })
-    }
-}
-
-fn cash(key: &TxId, player: &str, currency: &str, amount: i64) -> pb::CashRequest {
-    pb::CashRequest {
-        key: key.to_string(),
-        player_id: player.to_owned(),
-        currency: currency.to_owned(),
-        amount_minor: amount,
     }
 }
 

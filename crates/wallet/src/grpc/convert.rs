@@ -6,7 +6,7 @@ use banco_wire::convert::{ms_of_timestamp, timestamp_of_ms};
 use banco_wire::{ConversionError, pb};
 
 use crate::api::{
-    AccountView, BalanceChange, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit, TxId,
+    AccountView, BalanceChange, Cancel, Cash, Credit, CreditKind, Debit, Receipt, SelfLimit, TxId,
     WalletError,
 };
 use crate::store::{Kind, Movement};
@@ -175,6 +175,29 @@ impl TryFrom<pb::CancelRequest> for Cancel {
             amount: c.amount_minor,
             table: c.table_id,
             round: c.round_id,
+        })
+    }
+}
+
+impl From<&Cash> for pb::CashRequest {
+    fn from(c: &Cash) -> pb::CashRequest {
+        pb::CashRequest {
+            key: c.key.to_string(),
+            player_id: c.player.clone(),
+            currency: c.currency.clone(),
+            amount_minor: c.amount,
+        }
+    }
+}
+
+impl TryFrom<pb::CashRequest> for Cash {
+    type Error = ConversionError;
+    fn try_from(c: pb::CashRequest) -> Result<Cash, ConversionError> {
+        Ok(Cash {
+            key: tx_id("key", &c.key)?,
+            player: c.player_id,
+            currency: c.currency,
+            amount: c.amount_minor,
         })
     }
 }

@@ -19,6 +19,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{self, movement_reply};
 use crate::api::{Cancel, Cashier as _, Credit, Debit, Receipt, Wallet as _, WalletError};
+use crate::api::{Cash, LimitChange};
 use crate::store::{Clock, MovementFilter, Page, Store, StoreError};
 
 /// Every role the interceptor lets through; each handler then admits its own.
@@ -255,7 +256,12 @@ impl WalletService for WalletServer {
             };
             let limit = self
                 .store
-                .set_self_limit(&r.player_id, &r.currency, max_bet, self.clock.now_ms())
+                .set_self_limit(&LimitChange {
+                    player: r.player_id,
+                    currency: r.currency,
+                    max_bet,
+                    now_ms: self.clock.now_ms(),
+                })
                 .await?;
             Ok(pb::SelfLimit::from(limit))
         })
@@ -268,12 +274,8 @@ impl WalletService for WalletServer {
     ) -> Result<Response<pb::MovementReply>, Status> {
         self.movement("deposit", async {
             require_role(&request, CASHIER)?;
-            let r = request.into_inner();
-            let key = convert::tx_id("key", &r.key).map_err(invalid)?;
-            Ok(self
-                .store
-                .deposit(&key, &r.player_id, &r.currency, r.amount_minor)
-                .await)
+            let cash = Cash::try_from(request.into_inner()).map_err(invalid)?;
+            Ok(self.store.deposit(&cash).await)
         })
         .await
     }
@@ -284,12 +286,8 @@ impl WalletService for WalletServer {
     ) -> Result<Response<pb::MovementReply>, Status> {
         self.movement("withdraw", async {
             require_role(&request, CASHIER)?;
-            let r = request.into_inner();
-            let key = convert::tx_id("key", &r.key).map_err(invalid)?;
-            Ok(self
-                .store
-                .withdraw(&key, &r.player_id, &r.currency, r.amount_minor)
-                .await)
+            let cash = Cash::try_from(request.into_inner()).map_err(invalid)?;
+            Ok(self.store.withdraw(&cash).await)
         })
         .await
     }

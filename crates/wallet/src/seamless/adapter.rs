@@ -16,6 +16,7 @@ use super::protocol::{
     Operation, Status, now_ms,
 };
 use super::signature::SeamlessSecret;
+use crate::api::LimitChange;
 use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, Receipt, SelfLimit, Wallet,
     WalletError,
@@ -313,12 +314,9 @@ impl Wallet for SeamlessWallet {
 
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
-        self.local.set_self_limit(player, currency, max_bet, now_ms)
+        self.local.set_self_limit(change)
     }
 
     /// An operator's wallet tells nobody of its changes.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
 use crate::MemoryWallet;
+use crate::api::LimitChange;
 use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, Receipt, SelfLimit, TxId, Wallet,
     WalletError,
@@ -68,12 +69,9 @@ impl Wallet for ForgetsEarlyCancels {
 
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
-        self.inner.set_self_limit(player, currency, max_bet, now_ms)
+        self.inner.set_self_limit(change)
     }
 
     fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {

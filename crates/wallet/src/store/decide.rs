@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::api::Cash;
 use crate::api::{
     AccountView, BalanceChange, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit, TxId,
     WalletError,
@@ -285,19 +286,13 @@ pub(crate) enum Op {
 
 impl Op {
     /// A cashier's deposit or withdrawal.
-    pub(crate) fn cash(
-        kind: CashKind,
-        key: &TxId,
-        player: &str,
-        currency: &str,
-        amount: i64,
-    ) -> Op {
+    pub(crate) fn cash(kind: CashKind, cash: &Cash) -> Op {
         Op::Cash {
             kind,
-            key: key.clone(),
-            player: player.to_owned(),
-            currency: currency.to_owned(),
-            amount,
+            key: cash.key.clone(),
+            player: cash.player.clone(),
+            currency: cash.currency.clone(),
+            amount: cash.amount,
         }
     }
 

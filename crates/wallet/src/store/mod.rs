@@ -25,6 +25,7 @@ use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
     TxId, Wallet, WalletError,
 };
+use crate::api::{Cash, LimitChange};
 
 mod clock;
 mod commit;
@@ -671,17 +672,14 @@ impl Wallet for Store {
 
     fn set_self_limit<'a>(
         &'a self,
-        player: &'a str,
-        currency: &'a str,
-        max_bet: Option<i64>,
-        now_ms: u64,
+        change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
         Box::pin(async move {
             let op = Op::SetLimit {
-                player: player.to_owned(),
-                currency: currency.to_owned(),
-                max_bet,
-                now_ms,
+                player: change.player.clone(),
+                currency: change.currency.clone(),
+                max_bet: change.max_bet,
+                now_ms: change.now_ms,
             };
             match self.submit(op).await? {
                 Answer::Limit(limit) => Ok(limit),
@@ -696,29 +694,11 @@ impl Wallet for Store {
 }
 
 impl Cashier for Store {
-    fn deposit<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::cash(CashKind::Deposit, key, player, currency, amount)))
+    fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::cash(CashKind::Deposit, cash)))
     }
 
-    fn withdraw<'a>(
-        &'a self,
-        key: &'a TxId,
-        player: &'a str,
-        currency: &'a str,
-        amount: i64,
-    ) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::cash(
-            CashKind::Withdrawal,
-            key,
-            player,
-            currency,
-            amount,
-        )))
+    fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
+        Box::pin(self.movement(Op::cash(CashKind::Withdrawal, cash)))
     }
 }
