@@ -163,11 +163,7 @@ async fn stopping_ends_every_stream_with_unavailable_then_the_server_returns() {
     let mut events = subscribe(&mut p).await;
     next(&mut events).await.unwrap();
     let mut c = h.croupier();
-    let mut watch = c
-        .watch_table(pb::WatchTableRequest { table_id: t01() })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch_t01(&mut c).await;
     watch.message().await.unwrap().unwrap();
 
     h.stop_serving();

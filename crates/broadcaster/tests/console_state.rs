@@ -83,11 +83,7 @@ async fn the_roads_cover_the_whole_shoe_and_the_strip_its_last_59() {
     let shown = state(&reply);
     assert_eq!(shown.roads.as_ref(), Some(&whole));
     assert_eq!(shown.last_results, strip);
-    let mut watch = c
-        .watch_table(pb::WatchTableRequest { table_id: t01() })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch_t01(&mut c).await;
     let first = watch.message().await.unwrap().unwrap();
     assert_eq!(first.roads.as_ref(), Some(&whole));
     assert_eq!(first.last_results, strip);

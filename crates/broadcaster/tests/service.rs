@@ -335,11 +335,7 @@ async fn roles_and_tokens_are_checked() {
 async fn watch_table_sees_each_change_in_order() {
     let h = Harness::start().await;
     let mut c = h.croupier();
-    let mut watch = c
-        .watch_table(pb::WatchTableRequest { table_id: t01() })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = watch_t01(&mut c).await;
     let first = watch.message().await.unwrap().unwrap();
     assert_eq!(first.shoe_state(), pb::ShoeState::NoShoe);
 

@@ -197,6 +197,14 @@ pub(crate) fn t01() -> String {
     "T01".to_owned()
 }
 
+/// T01's state, then each change of it, as the croupier's console watches them.
+pub(crate) async fn watch_t01(c: &mut Croupier) -> tonic::Streaming<pb::TableState> {
+    c.watch_table(pb::WatchTableRequest { table_id: t01() })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 pub(crate) async fn open_shoe(c: &mut Croupier) -> pb::CommandReply {
     let request = pb::OpenShoeRequest {
         table_id: t01(),

@@ -132,23 +132,23 @@ mod tests {
         );
     }
 
+    /// A first column of eight: down the six rows, then right along the bottom one.
+    const EIGHT_FROM_THE_LEFT: [(usize, usize); 8] = [
+        (0, 0),
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (4, 0),
+        (5, 0),
+        (5, 1),
+        (5, 2),
+    ];
+
     #[test]
     fn a_streak_of_eight_turns_right_on_the_bottom_row() {
         assert_eq!(
             place_columns(&[8, 1]),
-            vec![
-                vec![
-                    (0, 0),
-                    (1, 0),
-                    (2, 0),
-                    (3, 0),
-                    (4, 0),
-                    (5, 0),
-                    (5, 1),
-                    (5, 2)
-                ],
-                vec![(0, 1)],
-            ]
+            vec![EIGHT_FROM_THE_LEFT.to_vec(), vec![(0, 1)],]
         );
     }
 
@@ -159,16 +159,7 @@ mod tests {
         assert_eq!(
             place_columns(&[8, 7]),
             vec![
-                vec![
-                    (0, 0),
-                    (1, 0),
-                    (2, 0),
-                    (3, 0),
-                    (4, 0),
-                    (5, 0),
-                    (5, 1),
-                    (5, 2)
-                ],
+                EIGHT_FROM_THE_LEFT.to_vec(),
                 vec![(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (4, 3)],
             ]
         );

@@ -459,29 +459,26 @@ fn interactive(
 ) -> anyhow::Result<()> {
     let server = format!("http://{}", addresses.broadcaster);
     let croupier_token = path_arg(&data.token("croupier.token"));
-    let scanner = children.start_listening(
-        "shoe-sim",
-        banco_command(
-            sim,
-            &[
-                "shoe-sim",
-                "--server",
-                &server,
-                "--table",
-                TABLE,
-                "--token-file",
-                &croupier_token,
-                "--seed",
-                &args.seed.to_string(),
-                "--decks",
-                &args.decks.to_string(),
-                "--to",
-                "tcp://127.0.0.1:0",
-                "--listen",
-            ],
-        ),
-        "shoe-sim listening on ",
-    )?;
+    // The shoe reader and the console both act for the croupier at this table.
+    let croupier = [
+        "--server",
+        &server,
+        "--table",
+        TABLE,
+        "--token-file",
+        &croupier_token,
+    ];
+    let mut shoe_sim = banco_command(sim, &["shoe-sim"]);
+    shoe_sim.args(croupier).args([
+        "--seed",
+        &args.seed.to_string(),
+        "--decks",
+        &args.decks.to_string(),
+        "--to",
+        "tcp://127.0.0.1:0",
+        "--listen",
+    ]);
+    let scanner = children.start_listening("shoe-sim", shoe_sim, "shoe-sim listening on ")?;
     println!("demo: the shoe reader (banco-sim shoe-sim) serves cards on {scanner}");
     println!(
         "demo: starting the croupier console. Press N (new shoe: the reader gives the burn \
@@ -490,16 +487,8 @@ fn interactive(
     );
     std::thread::sleep(Duration::from_secs(2));
     let status = Command::new(console)
-        .args([
-            "--server",
-            &server,
-            "--table",
-            TABLE,
-            "--token-file",
-            &croupier_token,
-            "--scanner",
-            &scanner,
-        ])
+        .args(croupier)
+        .args(["--scanner", &scanner])
         .status()
         .with_context(|| format!("could not run {}", console.display()))?;
     if !status.success() {
