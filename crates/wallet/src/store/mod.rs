@@ -223,7 +223,18 @@ impl Store {
                     .synchronous(SqliteSynchronous::Full)
                     .busy_timeout(Duration::from_secs(10))
                     .statement_cache_capacity(STATEMENT_CACHE);
-                let writer = connect.clone().pragma("cache_size", WRITER_CACHE_KIB);
+                // A multi-row statement that could fail part-way (a constraint) keeps the
+                // pages it changes in a statement journal, to undo only itself; SQLite
+                // spills that journal past 64 KiB to a temporary file, so every batch's
+                // INSERTs wrote their pages a second time through the kernel. In memory it
+                // is the same undo; a crash never needs it (the WAL is what recovers).
+                // Rows come back from the connection's thread through a channel: room for
+                // a whole batch's lookup, so that thread never stops mid-statement.
+                let writer = connect
+                    .clone()
+                    .pragma("cache_size", WRITER_CACHE_KIB)
+                    .pragma("temp_store", "memory")
+                    .row_buffer_size(commit::MAX_BATCH);
                 (
                     Db::Sqlite(pool(connect, 4).await?),
                     Db::Sqlite(pool(writer, 1).await?),
