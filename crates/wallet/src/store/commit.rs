@@ -31,6 +31,26 @@ pub(crate) const MAX_BATCH: usize = 1024;
 /// Ids per `IN (…)` list.
 const IDS_PER_SELECT: usize = 1024;
 
+/// `items` in look-ups of [`IDS_PER_SELECT`] at most. Each statement is a round trip to
+/// the connection's thread, so on SQLite (`filler` given) a look-up is one statement,
+/// padded up to a power of two with `filler` (one of a few shapes, each prepared once).
+/// The filler is an empty id or player, which no request may have: it reads nothing, and
+/// were such a row ever there, no request of the batch would be decided on it.
+/// PostgreSQL keeps its pieces of powers of two.
+fn lookups<T: Copy>(items: &[T], filler: Option<T>) -> Vec<Vec<T>> {
+    let Some(filler) = filler else {
+        return pieces(items, IDS_PER_SELECT).map(<[T]>::to_vec).collect();
+    };
+    items
+        .chunks(IDS_PER_SELECT)
+        .map(|chunk| {
+            let mut list = chunk.to_vec();
+            list.resize(chunk.len().next_power_of_two(), filler);
+            list
+        })
+        .collect()
+}
+
 type Reply = oneshot::Sender<Result<Answer, WalletError>>;
 
 /// The queue of a store's committer.
@@ -302,15 +322,16 @@ async fn write(
         Db::Sqlite(_) => ("BEGIN IMMEDIATE", false, ""),
         Db::Postgres(_) => ("BEGIN", true, " ORDER BY player, currency FOR UPDATE"),
     };
+    let sqlite = matches!(shared.db, Db::Sqlite(_));
     let (answers, writes) = super::on_pool!(db = &shared.writer, |pool| {
         let mut tx = pool.begin_with(begin).await?;
         let mut loaded = Loaded::default();
-        for piece in pieces(&keys, IDS_PER_SELECT) {
+        for piece in lookups(&keys, sqlite.then_some(("", ""))) {
             if create_first {
                 let mut q = QueryBuilder::new(
                     "INSERT INTO accounts (player, currency, balance, blocked, pending) ",
                 );
-                q.push_values(piece, |mut b, (player, currency)| {
+                q.push_values(&piece, |mut b, (player, currency)| {
                     b.push_bind(*player)
                         .push_bind(*currency)
                         .push_bind(0_i64)
@@ -323,7 +344,7 @@ async fn write(
             let mut q = QueryBuilder::new(super::SELECT_ACCOUNT);
             q.push(" WHERE (player, currency) IN (VALUES ");
             let mut list = q.separated(", ");
-            for (player, currency) in piece {
+            for (player, currency) in &piece {
                 list.push("(");
                 list.push_bind_unseparated(*player);
                 list.push_unseparated(", ");
@@ -339,11 +360,11 @@ async fn write(
                     .insert((account.player.clone(), account.currency.clone()), account);
             }
         }
-        for piece in pieces(&ids, IDS_PER_SELECT) {
+        for piece in lookups(&ids, sqlite.then_some("")) {
             let mut q = QueryBuilder::new(super::SELECT_MOVEMENT);
             q.push(" WHERE tx IN (");
             let mut list = q.separated(", ");
-            for id in piece {
+            for id in &piece {
                 list.push_bind(*id);
             }
             q.push(")");
@@ -352,10 +373,10 @@ async fn write(
                 loaded.seen.insert(movement.tx.clone(), movement);
             }
         }
-        for piece in pieces(&debits, IDS_PER_SELECT) {
+        for piece in lookups(&debits, sqlite.then_some("")) {
             let mut q = QueryBuilder::new("SELECT debit, state FROM debit_marks WHERE debit IN (");
             let mut list = q.separated(", ");
-            for id in piece {
+            for id in &piece {
                 list.push_bind(*id);
             }
             q.push(")");
@@ -407,4 +428,31 @@ pub(crate) fn results<'a>(
         };
         (kind, super::result_label(answer))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_look_up_on_sqlite_is_one_statement_of_a_power_of_two() {
+        let ids: Vec<u32> = (1..=2_500).collect();
+        let padded = lookups(&ids, Some(0));
+        let sizes: Vec<usize> = padded.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [1024, 1024, 512]);
+        assert_eq!(padded[2][..452], ids[2_048..]);
+        assert!(padded[2][452..].iter().all(|&id| id == 0));
+        let asked: Vec<u32> = padded.into_iter().flatten().filter(|&id| id != 0).collect();
+        assert_eq!(asked, ids);
+        assert!(lookups::<u32>(&[], Some(0)).is_empty());
+        assert_eq!(lookups(&[7], Some(0)), [vec![7]]);
+        assert_eq!(lookups(&[7, 8, 9], Some(0)), [vec![7, 8, 9, 0]]);
+    }
+
+    #[test]
+    fn a_look_up_on_postgres_keeps_its_pieces() {
+        let ids: Vec<u32> = (0..131).collect();
+        let sizes: Vec<usize> = lookups(&ids, None).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [128, 2, 1]);
+    }
 }
