@@ -318,6 +318,69 @@ async fn debits_sent_together_commit_once(db: TestDb) {
     books_balance(&store).await;
 }
 
+/// A batch wider than one look-up (1,024 accounts and ids a statement) is decided whole:
+/// each account read once, the earlier request of a repeated id and the mark of a
+/// cancelled debit found in the look-up after the first, and every balance exact.
+async fn a_batch_wider_than_one_look_up(db: TestDb) {
+    const PLAYERS: usize = 1_100;
+    let store = open(&db).await;
+    let names: Vec<String> = (0..PLAYERS).map(|p| format!("p{p:04}")).collect();
+    let deposits = names.iter().enumerate().map(|(p, name)| {
+        let store = store.clone();
+        async move { deposit(&store, &format!("dep-{p}"), name, 1_000).await }
+    });
+    assert!(
+        futures::future::join_all(deposits)
+            .await
+            .iter()
+            .all(|&b| b == 1_000)
+    );
+    let last = &names[PLAYERS - 1];
+    let repeated = debit("d-again", last, 100);
+    let first = store.debit(&repeated).await.unwrap();
+    let cancelled = debit("d-early", last, 50);
+    store.cancel(&cancel_of(&cancelled)).await.unwrap();
+    let mut debits: Vec<_> = names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| debit(&format!("d{p:04}"), name, 10 + p as i64 % 7))
+        .collect();
+    debits.push(repeated);
+    debits.push(cancelled);
+    debits.push(debit("d-over", &names[0], 1_000));
+    let before = store.commit_stats().commits;
+    let answers = store.debit_many(&debits, Duration::from_secs(60)).await;
+    assert_eq!(store.commit_stats().commits, before + 1);
+    for (p, answer) in answers.iter().take(PLAYERS).enumerate() {
+        let already = if p == PLAYERS - 1 { 100 } else { 0 };
+        assert_eq!(
+            answer.as_ref().map(|r| r.balance),
+            Ok(1_000 - already - (10 + p as i64 % 7))
+        );
+    }
+    assert_eq!(answers[PLAYERS].as_ref().unwrap().balance, first.balance);
+    assert!(answers[PLAYERS].as_ref().unwrap().replayed);
+    assert_eq!(
+        answers[PLAYERS + 1],
+        Err(WalletError::Cancelled { tx: tx("d-early") })
+    );
+    assert_eq!(
+        answers[PLAYERS + 2],
+        Err(WalletError::InsufficientFunds {
+            needed: 1_000,
+            available: 990
+        })
+    );
+    for (p, name) in names.iter().enumerate() {
+        let already = if p == PLAYERS - 1 { 100 } else { 0 };
+        assert_eq!(
+            balance(&store, name).await,
+            1_000 - already - (10 + p as i64 % 7)
+        );
+    }
+    books_balance(&store).await;
+}
+
 /// A player's own limit: lowering at once; a raise or removal after the cooling-off, at
 /// most once in the period; checked on every debit against the position's total.
 async fn self_limits_cool_off(db: TestDb) {
@@ -666,6 +729,7 @@ banco_testdb::both_backends!(
     a_cancel_before_its_debit_is_remembered,
     no_negative_balance_under_concurrent_debits,
     debits_sent_together_commit_once,
+    a_batch_wider_than_one_look_up,
     self_limits_cool_off,
     a_blocked_account_takes_no_debit,
     statements_and_reconciliation_page,
