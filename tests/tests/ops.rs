@@ -703,6 +703,36 @@ fn a_second_service_on_a_folder_in_use_is_refused_naming_the_first() {
     assert!(again.is_running());
 }
 
+/// A service's `https://` address without the CA to trust it by is refused before the
+/// broadcaster serves: the library says what is wrong with the address, the command which
+/// of its flags gave it.
+#[test]
+fn an_https_service_without_its_ca_is_refused_naming_both_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = banco_e2e::procs::start_validator(&keys);
+    let refused = |setup: &BroadcasterSetup| {
+        let out = banco().args(setup.args()).output().unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            stderr.contains("server address `https://127.0.0.1:1`: https needs a CA certificate"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("listening on"), "{stderr}");
+        stderr
+    };
+    let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    setup.validator_url = "https://127.0.0.1:1".to_owned();
+    let stderr = refused(&setup);
+    assert!(stderr.contains("--validator, --validator-ca"), "{stderr}");
+
+    let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join("data"));
+    setup.archive_url = Some("https://127.0.0.1:1".to_owned());
+    let stderr = refused(&setup);
+    assert!(stderr.contains("--archive, --archive-ca"), "{stderr}");
+}
+
 /// A log written to a file (the demo's `logs/`, systemd's journal) carries no colour codes:
 /// they are for a person at a terminal.
 #[test]

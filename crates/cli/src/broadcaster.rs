@@ -219,14 +219,7 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
                 Duration::from_millis(args.validator_timeout_ms),
                 validator_tls,
             )
-            .map_err(|err| {
-                let flags = ClientFlags {
-                    server: "--validator",
-                    ca: "--validator-ca",
-                    token: "--service-token-file",
-                };
-                crate::grpc::client_error(err, &flags)
-            })?,
+            .map_err(|err| client_error(err, "--validator", "--validator-ca"))?,
         );
         let clips = open_clips(args)?;
         let signer = table_signer(args)?;
@@ -422,14 +415,7 @@ fn archive_client(
         .transpose()
         .context("--archive-ca")?;
     let mut client = ArchiveClient::connect(url, token.trim(), tls, Duration::from_secs(5))
-        .map_err(|err| {
-            let flags = ClientFlags {
-                server: "--archive",
-                ca: "--archive-ca",
-                token: "--service-token-file",
-            };
-            crate::grpc::client_error(err, &flags)
-        })?
+        .map_err(|err| client_error(err, "--archive", "--archive-ca"))?
         .with_video_metrics(&metrics.video);
     if let Some(clips) = clips {
         client = client.with_clips(Arc::clone(clips));
@@ -438,6 +424,21 @@ fn archive_client(
         client = client.with_signer(Arc::clone(signer));
     }
     Ok(Some(Arc::new(client)))
+}
+
+/// `err`, from setting up this broadcaster's client of the service at `server` (its flag),
+/// trusting the CA given by `ca`, calling with the service token.
+fn client_error(
+    err: banco_auth::client::ClientError,
+    server: &'static str,
+    ca: &'static str,
+) -> anyhow::Error {
+    let flags = ClientFlags {
+        server,
+        ca,
+        token: "--service-token-file",
+    };
+    crate::grpc::client_error(err, &flags)
 }
 
 /// The wallet the tables spend through; `--welcome-credit` needs the embedded one, whose

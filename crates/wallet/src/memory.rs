@@ -385,41 +385,27 @@ fn conflict(tx: &TxId) -> WalletError {
 
 impl Cashier for MemoryWallet {
     fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        let answer = self.down().and_then(|()| {
-            if cash.amount <= 0 {
-                return Err(WalletError::Invalid(format!(
-                    "amount_minor {}: a deposit is more than zero",
-                    cash.amount
-                )));
-            }
-            MemoryWallet::deposit(
-                self,
-                cash.key.as_str(),
-                &cash.player,
-                &cash.currency,
-                cash.amount,
-            )
-        });
+        let answer = self.cash(cash, "deposit", cash.amount);
         Box::pin(async move { answer })
     }
 
     fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        let answer = self.down().and_then(|()| {
-            if cash.amount <= 0 {
-                return Err(WalletError::Invalid(format!(
-                    "amount_minor {}: a withdrawal is more than zero",
-                    cash.amount
-                )));
-            }
-            MemoryWallet::deposit(
-                self,
-                cash.key.as_str(),
-                &cash.player,
-                &cash.currency,
-                -cash.amount,
-            )
-        });
+        let answer = self.cash(cash, "withdrawal", -cash.amount);
         Box::pin(async move { answer })
+    }
+}
+
+impl MemoryWallet {
+    /// `cash` as the cashier's `what`, moving `delta` (its amount, negative to withdraw).
+    fn cash(&self, cash: &Cash, what: &str, delta: i64) -> Result<Receipt, WalletError> {
+        self.down()?;
+        if cash.amount <= 0 {
+            return Err(WalletError::Invalid(format!(
+                "amount_minor {}: a {what} is more than zero",
+                cash.amount
+            )));
+        }
+        MemoryWallet::deposit(self, cash.key.as_str(), &cash.player, &cash.currency, delta)
     }
 }
 
