@@ -27,6 +27,7 @@ mod odds;
 mod ops;
 mod player;
 mod roads;
+mod sentence;
 mod service_life;
 mod stop_signal;
 mod stop_with_parent;
@@ -186,13 +187,13 @@ pub fn main() -> ExitCode {
 /// `banco` with `args` (the program's name first), as if run with them; its exit status.
 pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
     if let Err(err) = stop_with_parent::apply() {
-        eprintln!("banco: {err:#}");
+        eprintln!("banco: {}", sentence::sentence(&err));
         return ExitCode::from(2);
     }
     let matches = match config::matches(Cli::command(), args) {
         Ok(matches) => matches,
         Err(err) => {
-            eprintln!("banco: {err:#}");
+            eprintln!("banco: {}", sentence::sentence(&err));
             return ExitCode::from(2);
         }
     };
@@ -204,7 +205,7 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
         }
         Ok(None) => {}
         Err(err) => {
-            eprintln!("banco: {err:#}");
+            eprintln!("banco: {}", sentence::sentence(&err));
             return ExitCode::from(2);
         }
     }

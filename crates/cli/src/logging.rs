@@ -50,9 +50,10 @@ fn init_filtered(format: LogFormat, default: &str) {
 /// A fatal error: a log line when logging JSON (so every line stays parseable), else
 /// plain text.
 pub(crate) fn fatal(err: &anyhow::Error) {
+    let line = crate::sentence::sentence(err);
     if JSON.load(Ordering::Relaxed) {
-        tracing::error!("banco: {err:#}");
+        tracing::error!("banco: {line}");
     } else {
-        eprintln!("banco: {err:#}");
+        eprintln!("banco: {line}");
     }
 }

@@ -54,7 +54,7 @@ pub(crate) struct TokenArgs {
 impl TokenArgs {
     /// The verifier of callers' tokens; errors name the key file.
     pub(crate) fn verifier(&self) -> anyhow::Result<Verifier> {
-        let key = load_verifying_key(&self.public_key)?;
+        let key = load_verifying_key(&self.public_key).context("--public-key")?;
         Ok(Verifier::new(&self.audience)?.with_public_key(key))
     }
 }
