@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
-    TxId, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
+    Receipt, SelfLimit, TxId, Wallet, WalletError,
 };
-use crate::api::{Cash, LimitChange};
 
 /// What one transaction id was used for, and the answer it got.
 #[derive(Clone, Debug, PartialEq, Eq)]

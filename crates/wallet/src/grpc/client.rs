@@ -24,10 +24,9 @@ use tonic::{Code, Status};
 
 use super::convert::{answer_of, debit_answer_of};
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
-    Wallet, WalletError, debit_each, no_answer,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
+    Receipt, SelfLimit, Wallet, WalletError, debit_each, no_answer,
 };
-use crate::api::{Cash, LimitChange};
 use crate::store::Movement;
 
 type Client = WalletServiceClient<InterceptedService<Channel, BearerToken>>;

@@ -18,8 +18,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::convert::{self, movement_reply};
-use crate::api::{Cancel, Cashier as _, Credit, Debit, Receipt, Wallet as _, WalletError};
-use crate::api::{Cash, LimitChange};
+use crate::api::{
+    Cancel, Cash, Cashier as _, Credit, Debit, LimitChange, Receipt, Wallet as _, WalletError,
+};
 use crate::store::{Clock, MovementFilter, Page, Store, StoreError};
 
 /// Every role the interceptor lets through; each handler then admits its own.

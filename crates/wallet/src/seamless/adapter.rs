@@ -16,10 +16,9 @@ use super::protocol::{
     Operation, Status, now_ms,
 };
 use super::signature::SeamlessSecret;
-use crate::api::LimitChange;
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, Receipt, SelfLimit, Wallet,
-    WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, LimitChange, Receipt, SelfLimit,
+    Wallet, WalletError,
 };
 
 /// How long banco waits for the operator, and how it retries.

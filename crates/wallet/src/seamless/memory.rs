@@ -6,10 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
 use crate::MemoryWallet;
-use crate::api::LimitChange;
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, Receipt, SelfLimit, TxId, Wallet,
-    WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, LimitChange, Receipt, SelfLimit,
+    TxId, Wallet, WalletError,
 };
 
 /// A deliberately wrong wallet: it answers a cancel of a debit it has not seen with OK but

@@ -418,12 +418,9 @@ pub(crate) fn results<'a>(
             Op::Debit(_) => Kind::Debit.as_str(),
             Op::Credit(_) => Kind::Credit.as_str(),
             Op::Cancel(_) => Kind::Cancel.as_str(),
-            Op::Cash {
-                kind: decide::CashKind::Deposit,
-                ..
-            } => Kind::Deposit.as_str(),
-            Op::Cash { .. } => Kind::Withdrawal.as_str(),
-            Op::SetLimit { .. } => "self_limit",
+            Op::Cash(decide::CashKind::Deposit, _) => Kind::Deposit.as_str(),
+            Op::Cash(decide::CashKind::Withdrawal, _) => Kind::Withdrawal.as_str(),
+            Op::SetLimit(_) => "self_limit",
             Op::SetBlocked { .. } => "block",
         };
         (kind, super::result_label(answer))

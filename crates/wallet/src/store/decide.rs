@@ -6,10 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::api::Cash;
 use crate::api::{
-    AccountView, BalanceChange, Cancel, Credit, CreditKind, Debit, Receipt, SelfLimit, TxId,
-    WalletError,
+    AccountView, BalanceChange, Cancel, Cash, Credit, CreditKind, Debit, LimitChange, Receipt,
+    SelfLimit, TxId, WalletError,
 };
 
 /// A player's account as stored.
@@ -264,19 +263,8 @@ pub(crate) enum Op {
     Debit(Debit),
     Credit(Credit),
     Cancel(Cancel),
-    Cash {
-        kind: CashKind,
-        key: TxId,
-        player: String,
-        currency: String,
-        amount: i64,
-    },
-    SetLimit {
-        player: String,
-        currency: String,
-        max_bet: Option<i64>,
-        now_ms: u64,
-    },
+    Cash(CashKind, Cash),
+    SetLimit(LimitChange),
     SetBlocked {
         player: String,
         currency: String,
@@ -285,30 +273,15 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    /// A cashier's deposit or withdrawal.
-    pub(crate) fn cash(kind: CashKind, cash: &Cash) -> Op {
-        Op::Cash {
-            kind,
-            key: cash.key.clone(),
-            player: cash.player.clone(),
-            currency: cash.currency.clone(),
-            amount: cash.amount,
-        }
-    }
-
     /// The account it touches.
     pub(crate) fn account(&self) -> (&str, &str) {
         match self {
             Op::Debit(d) => (&d.player, &d.currency),
             Op::Credit(c) => (&c.player, &c.currency),
             Op::Cancel(c) => (&c.player, &c.currency),
-            Op::Cash {
-                player, currency, ..
-            }
-            | Op::SetLimit {
-                player, currency, ..
-            }
-            | Op::SetBlocked {
+            Op::Cash(_, c) => (&c.player, &c.currency),
+            Op::SetLimit(l) => (&l.player, &l.currency),
+            Op::SetBlocked {
                 player, currency, ..
             } => (player, currency),
         }
@@ -320,8 +293,8 @@ impl Op {
             Op::Debit(d) => Some(&d.tx),
             Op::Credit(c) => Some(&c.tx),
             Op::Cancel(c) => Some(&c.tx),
-            Op::Cash { key, .. } => Some(key),
-            Op::SetLimit { .. } | Op::SetBlocked { .. } => None,
+            Op::Cash(_, c) => Some(&c.key),
+            Op::SetLimit(_) | Op::SetBlocked { .. } => None,
         }
     }
 
@@ -357,16 +330,17 @@ impl Op {
                 "amount_minor {}: a cancel gives back a debit's amount, more than zero",
                 c.amount
             )),
-            Op::Cash { amount, kind, .. } if *amount <= 0 => invalid(format!(
-                "amount_minor {amount}: a {} is more than zero",
+            Op::Cash(kind, c) if c.amount <= 0 => invalid(format!(
+                "amount_minor {}: a {} is more than zero",
+                c.amount,
                 match kind {
                     CashKind::Deposit => "deposit",
                     CashKind::Withdrawal => "withdrawal",
                 }
             )),
-            Op::SetLimit {
+            Op::SetLimit(LimitChange {
                 max_bet: Some(max), ..
-            } if *max <= 0 => invalid(format!(
+            }) if *max <= 0 => invalid(format!(
                 "max_bet_minor {max}: a limit is more than zero (none removes it)"
             )),
             _ => Ok(()),
@@ -487,12 +461,7 @@ impl Decider<'_> {
     fn decide(&mut self, op: &Op) -> Result<Answer, WalletError> {
         let now_ms = self.now_ms;
         match op {
-            Op::SetLimit {
-                player,
-                currency,
-                max_bet,
-                now_ms,
-            } => self.set_limit(player, currency, *max_bet, *now_ms),
+            Op::SetLimit(l) => self.set_limit(&l.player, &l.currency, l.max_bet, l.now_ms),
             Op::SetBlocked {
                 player,
                 currency,
@@ -527,21 +496,15 @@ impl Decider<'_> {
             Op::Debit(debit) => self.debit(debit, &row),
             Op::Credit(credit) => self.credit(credit),
             Op::Cancel(cancel) => self.cancel(cancel),
-            Op::Cash {
-                kind: CashKind::Withdrawal,
-                amount,
-                ..
-            } if row.balance < *amount => Err(WalletError::InsufficientFunds {
-                needed: *amount,
-                available: row.balance,
-            }),
-            Op::Cash {
-                kind: CashKind::Withdrawal,
-                amount,
-                ..
-            } => Ok(-amount),
-            Op::Cash { amount, .. } => Ok(*amount),
-            Op::SetLimit { .. } | Op::SetBlocked { .. } => Ok(0),
+            Op::Cash(CashKind::Withdrawal, c) if row.balance < c.amount => {
+                Err(WalletError::InsufficientFunds {
+                    needed: c.amount,
+                    available: row.balance,
+                })
+            }
+            Op::Cash(CashKind::Withdrawal, c) => Ok(-c.amount),
+            Op::Cash(CashKind::Deposit, c) => Ok(c.amount),
+            Op::SetLimit(_) | Op::SetBlocked { .. } => Ok(0),
         };
         let mut stored = request;
         match decided {
@@ -769,19 +732,13 @@ fn request_row(op: &Op, now_ms: u64) -> Option<MovementRow> {
             refs: c.debit.as_str().to_owned(),
             ..base(&c.tx, Kind::Cancel, &c.player, &c.currency, c.amount)
         },
-        Op::Cash {
-            kind,
-            key,
-            player,
-            currency,
-            amount,
-        } => {
+        Op::Cash(kind, c) => {
             let kind = match kind {
                 CashKind::Deposit => Kind::Deposit,
                 CashKind::Withdrawal => Kind::Withdrawal,
             };
-            base(key, kind, player, currency, *amount)
+            base(&c.key, kind, &c.player, &c.currency, c.amount)
         }
-        Op::SetLimit { .. } | Op::SetBlocked { .. } => return None,
+        Op::SetLimit(_) | Op::SetBlocked { .. } => return None,
     })
 }

@@ -22,10 +22,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSy
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cashier, Credit, Debit, Receipt, SelfLimit,
-    TxId, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
+    Receipt, SelfLimit, TxId, Wallet, WalletError,
 };
-use crate::api::{Cash, LimitChange};
 
 mod clock;
 mod commit;
@@ -686,13 +685,7 @@ impl Wallet for Store {
         change: &'a LimitChange,
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>> {
         Box::pin(async move {
-            let op = Op::SetLimit {
-                player: change.player.clone(),
-                currency: change.currency.clone(),
-                max_bet: change.max_bet,
-                now_ms: change.now_ms,
-            };
-            match self.submit(op).await? {
+            match self.submit(Op::SetLimit(change.clone())).await? {
                 Answer::Limit(limit) => Ok(limit),
                 other => Err(unexpected(&other)),
             }
@@ -706,10 +699,10 @@ impl Wallet for Store {
 
 impl Cashier for Store {
     fn deposit<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::cash(CashKind::Deposit, cash)))
+        Box::pin(self.movement(Op::Cash(CashKind::Deposit, cash.clone())))
     }
 
     fn withdraw<'a>(&'a self, cash: &'a Cash) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(self.movement(Op::cash(CashKind::Withdrawal, cash)))
+        Box::pin(self.movement(Op::Cash(CashKind::Withdrawal, cash.clone())))
     }
 }
