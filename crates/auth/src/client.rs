@@ -67,12 +67,29 @@ pub fn endpoint_trusting(server: &str, tls: Option<&ClientTls>) -> Result<Endpoi
     }
 }
 
-/// `server` as an endpoint, refused when it is `https://` and no CA is given or a CA is
-/// given and it is not `https://`.
-fn scheme_checked(server: &str, has_ca: bool) -> Result<Endpoint, ClientError> {
+/// For a client of several servers, some `https://` and some plaintext on loopback (an
+/// edge's broadcasters): TLS trusting `tls` for an `https://` server, plaintext otherwise.
+pub fn endpoint_by_scheme(server: &str, tls: Option<&ClientTls>) -> Result<Endpoint, ClientError> {
+    let (endpoint, https) = parsed(server)?;
+    match (https, tls) {
+        (false, _) => Ok(endpoint),
+        (true, Some(tls)) => with_tls(endpoint, tls),
+        (true, None) => Err(ClientError::HttpsNeedsCa(server.to_owned())),
+    }
+}
+
+/// `server` as an endpoint, and whether it is `https://`.
+fn parsed(server: &str) -> Result<(Endpoint, bool), ClientError> {
     let endpoint = Endpoint::from_shared(server.to_owned())
         .map_err(|_| ClientError::BadUrl(server.to_owned()))?;
     let https = endpoint.uri().scheme_str() == Some("https");
+    Ok((endpoint, https))
+}
+
+/// `server` as an endpoint, refused when it is `https://` and no CA is given or a CA is
+/// given and it is not `https://`.
+fn scheme_checked(server: &str, has_ca: bool) -> Result<Endpoint, ClientError> {
+    let (endpoint, https) = parsed(server)?;
     match (has_ca, https) {
         (true, true) | (false, false) => Ok(endpoint),
         (false, true) => Err(ClientError::HttpsNeedsCa(server.to_owned())),
@@ -167,6 +184,25 @@ mod tests {
         assert!(err.is_some_and(|e| e.contains("https://")));
         let err = endpoint("not a url", None).err().map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("server address `not a url`: not a URL")));
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn by_scheme_the_ca_serves_https_and_plaintext_stays_plaintext() {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let ca = ClientTls::from_ca_pem(made.cert.pem().as_bytes()).unwrap();
+        assert!(endpoint_by_scheme("http://127.0.0.1:7102", Some(&ca)).is_ok());
+        assert!(endpoint_by_scheme("https://localhost:7102", Some(&ca)).is_ok());
+        assert!(endpoint_by_scheme("http://127.0.0.1:7102", None).is_ok());
+        assert!(matches!(
+            endpoint_by_scheme("https://localhost:7102", None),
+            Err(ClientError::HttpsNeedsCa(_))
+        ));
+        // A single server's client refuses the CA with plaintext instead.
+        assert!(matches!(
+            endpoint_trusting("http://127.0.0.1:7102", Some(&ca)),
+            Err(ClientError::CaNeedsHttps(_))
+        ));
     }
 
     #[test]

@@ -40,9 +40,7 @@ impl Upstreams {
                 "the table's broadcaster ({owner}) cannot be reached: {why}"
             ))
         };
-        // The CA is for the broadcasters that serve https; others (on loopback) may not.
-        let tls = self.tls.as_ref().filter(|_| owner.starts_with("https://"));
-        let endpoint = banco_auth::client::endpoint_trusting(owner, tls)
+        let endpoint = banco_auth::client::endpoint_by_scheme(owner, self.tls.as_ref())
             .map_err(|e| unreachable(e.to_string()))?
             .connect_timeout(std::time::Duration::from_secs(2))
             .tcp_nodelay(true);
