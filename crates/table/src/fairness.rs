@@ -237,7 +237,6 @@ mod tests {
         }
     }
 
-    /// The order's cards after the burn, split into rounds of 4, 5 and 6 cards.
     /// The rounds `ids` as recorded with `cards`.
     fn as_recorded<'a>(ids: &[&'a str], cards: &'a [Vec<Card>]) -> Vec<RecordedRound<'a>> {
         ids.iter()
@@ -249,6 +248,7 @@ mod tests {
             .collect()
     }
 
+    /// The order's cards after the burn, split into rounds of 4, 5 and 6 cards.
     fn dealt(order: &[Card]) -> Vec<Vec<Card>> {
         let start = 1 + usize::from(banco_rules::shoe::burn_count(order[0]));
         let mut at = start;
