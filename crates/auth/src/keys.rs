@@ -26,12 +26,12 @@ const MAX_KEY_FILE_LEN: usize = 256;
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     /// Reading or writing the file failed.
-    #[error("{}: {error}", path.display())]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The key file.
         path: PathBuf,
-        /// What the OS said (in the message, not again as its source).
-        error: std::io::Error,
+        /// What the OS said.
+        source: std::io::Error,
     },
     /// Saving would overwrite an existing key file.
     #[error("{}: already exists; refusing to overwrite a key file (remove it first)", .0.display())]
@@ -108,9 +108,9 @@ pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, KeyError> {
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> KeyError + '_ {
-    move |error| KeyError::Io {
+    move |source| KeyError::Io {
         path: path.to_owned(),
-        error,
+        source,
     }
 }
 
