@@ -115,14 +115,11 @@ pub(crate) fn run(args: &CashierArgs) -> anyhow::Result<ExitCode> {
                 if fresh {
                     println!("key {key} (to send this again safely: --key {key})");
                 }
+                let cash = banco_wallet::Cash::new(&key, player, currency, amount);
                 let receipt = if deposit {
-                    wallet
-                        .deposit(&banco_wallet::Cash::new(&key, player, currency, amount))
-                        .await
+                    wallet.deposit(&cash).await
                 } else {
-                    wallet
-                        .withdraw(&banco_wallet::Cash::new(&key, player, currency, amount))
-                        .await
+                    wallet.withdraw(&cash).await
                 };
                 let receipt = answered(receipt, currency)?;
                 print_cash(deposit, player, amount, &receipt);
