@@ -3,6 +3,7 @@
 //! test` sets it), each test in a schema of its own so that tests run in parallel.
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
+use std::str::FromStr as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A test database: a temporary SQLite file or a fresh PostgreSQL schema, as a URL the
@@ -18,6 +19,25 @@ impl TestDb {
     /// The SQLite file's path; `None` on PostgreSQL.
     pub fn sqlite_path(&self) -> Option<String> {
         self.url.strip_prefix("sqlite://").map(str::to_owned)
+    }
+
+    /// Runs `sql` (one statement or several) on the database itself, beside any store: a
+    /// test loading a file that an older banco wrote, or tampering with what a store wrote.
+    /// An SQLite file is created if need be.
+    pub async fn execute(&self, sql: &str) {
+        use sqlx::Connection as _;
+        if self.sqlite_path().is_some() {
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(&self.url)
+                .unwrap()
+                .create_if_missing(true);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options)
+                .await
+                .unwrap();
+            sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        } else {
+            let mut conn = sqlx::PgConnection::connect(&self.url).await.unwrap();
+            sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        }
     }
 }
 

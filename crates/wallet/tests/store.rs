@@ -661,36 +661,120 @@ async fn versions_order_each_account(db: TestDb) {
     assert_eq!((account.balance, account.version), (1_600, Some(3)));
 }
 
-/// A wallet stored before accounts had versions (schema 1) opens: its accounts start at
-/// version 0, its old movements answer without one, and new ones are numbered.
+/// A wallet stored before accounts had versions (schema 1: the schema-2 file of
+/// [`a_wallet_from_schema_2_keeps_its_postings`] without them) opens: its accounts start
+/// at version 0, its old movements answer without one, and new ones are numbered.
 #[tokio::test]
 async fn a_wallet_from_before_versions_opens() {
     let db = store_support::sqlite();
+    db.execute(include_str!("golden/wallet-schema-2.sql")).await;
+    db.execute(
+        "ALTER TABLE accounts DROP COLUMN version;
+        ALTER TABLE movements DROP COLUMN version;
+        DELETE FROM wallet_schema_version WHERE version = 2",
+    )
+    .await;
     let store = open(&db).await;
-    deposit(&store, "dep-1", "alice", 1_000).await;
-    drop(store);
-    let url = db.url.clone();
-    {
-        use sqlx::Connection as _;
-        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        for undo in [
-            "ALTER TABLE accounts DROP COLUMN version",
-            "ALTER TABLE movements DROP COLUMN version",
-            "DELETE FROM wallet_schema_version WHERE version = 2",
-        ] {
-            sqlx::query(undo).execute(&mut conn).await.unwrap();
-        }
-    }
-    let store = open(&db).await;
+    books_balance(&store).await;
     let account = store.account("alice", "EUR").await.unwrap();
-    assert_eq!((account.balance, account.version), (1_000, Some(0)));
+    assert_eq!((account.balance, account.version), (101_900, Some(0)));
     let old = store
-        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
+        .deposit(&Cash::new(
+            &tx("cashier:deposit:1"),
+            "alice",
+            "EUR",
+            100_000,
+        ))
         .await
         .unwrap();
     assert_eq!((old.replayed, old.version), (true, None));
     let d1 = store.debit(&debit("d1", "alice", 600)).await.unwrap();
-    assert_eq!((d1.balance, d1.version), (400, Some(1)));
+    assert_eq!((d1.balance, d1.version), (101_300, Some(1)));
+}
+
+/// A wallet as banco wrote it at schema 2 (postings keyed by the movement's id; the file
+/// `golden/wallet-schema-2.sql`, dumped from it) opens: every posting is carried over to
+/// its movement's number, the books still balance, and old ids still answer.
+#[tokio::test]
+async fn a_wallet_from_schema_2_keeps_its_postings() {
+    let db = store_support::sqlite();
+    db.execute(include_str!("golden/wallet-schema-2.sql")).await;
+    let store = open(&db).await;
+    books_balance(&store).await;
+    assert_eq!(balance(&store, "alice").await, 101_900);
+    assert_eq!(balance(&store, "bob").await, 2_500);
+    let postings: Vec<(i64, String, i64)> = {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+        sqlx::query_as("SELECT movement, account, amount FROM postings ORDER BY movement, account")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+    };
+    let posting =
+        |movement: i64, account: &str, amount: i64| (movement, account.to_owned(), amount);
+    assert_eq!(
+        postings,
+        [
+            posting(1, "cashier", -100_000),
+            posting(1, "player:alice", 100_000),
+            posting(2, "cashier", -5_000),
+            posting(2, "player:bob", 5_000),
+            posting(3, "bets:T01", 2_000),
+            posting(3, "player:alice", -2_000),
+            posting(4, "bets:T01", 1_000),
+            posting(4, "player:bob", -1_000),
+            // 5: bob's refused debit, which posted nothing.
+            posting(6, "bets:T01", 500),
+            posting(6, "player:alice", -500),
+            posting(7, "bets:T01", -500),
+            posting(7, "player:alice", 500),
+            posting(8, "bets:T01", -3_900),
+            posting(8, "player:alice", 3_900),
+            posting(9, "cashier", 1_500),
+            posting(9, "player:bob", -1_500),
+        ]
+    );
+    let old = store
+        .debit(&debit(
+            "debit:T01-S0001-H001:alice:1:banker",
+            "alice",
+            2_000,
+        ))
+        .await
+        .unwrap();
+    assert_eq!((old.replayed, old.balance), (true, 98_000));
+    let new = store.debit(&debit("d-new", "alice", 1_900)).await.unwrap();
+    assert_eq!(new.balance, 100_000);
+    books_balance(&store).await;
+}
+
+/// The books check finds what does not balance, each fault in words: a posting changed
+/// (the table's side of a debit, so the player's balance still matches its own), a
+/// movement gone from under its postings, a balance changed.
+async fn the_books_check_names_each_fault(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    deposit(&store, "dep-bob", "bob", 500).await;
+    store.debit(&debit("d1", "alice", 100)).await.unwrap();
+    books_balance(&store).await;
+    for tamper in [
+        "UPDATE postings SET amount = 150 WHERE account = 'bets:T01'",
+        "DELETE FROM movements WHERE tx = 'dep-bob'",
+        "UPDATE accounts SET balance = 400 WHERE player = 'bob'",
+    ] {
+        db.execute(tamper).await;
+    }
+    let mut faults = store.check_books().await.unwrap();
+    faults.sort();
+    assert_eq!(
+        faults,
+        [
+            "bob's EUR balance is 400, its postings sum to 500",
+            "postings of movement 2, which is not stored",
+            "the postings of d1 sum to 50, not 0",
+        ]
+    );
 }
 
 /// A reader beside a running store (an auditor's reconciliation) lists what it wrote, and
@@ -724,6 +808,7 @@ async fn a_read_only_store_lists_and_writes_nothing(db: TestDb) {
 banco_testdb::both_backends!(
     file = "wallet.db";
     a_read_only_store_lists_and_writes_nothing,
+    the_books_check_names_each_fault,
     every_movement_and_refusal,
     conflicts_name_what_differs,
     a_cancel_before_its_debit_is_remembered,

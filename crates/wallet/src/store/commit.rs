@@ -14,7 +14,7 @@
 //! committed, and each request is tried again in a transaction of its own, so that each
 //! caller gets its own answer.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -205,6 +205,7 @@ fn count(n: u64) -> i64 {
 macro_rules! save {
     ($writes:expr, $conn:expr) => {{
         let writes: &Writes = $writes;
+        let mut numbered: HashMap<String, i64> = HashMap::with_capacity(writes.movements.len());
         for piece in pieces(&writes.movements, MOVEMENTS_PER_INSERT) {
             let mut q = QueryBuilder::new(
                 "INSERT INTO movements (tx, kind, player, currency, amount, table_id, round_id,
@@ -238,12 +239,25 @@ macro_rules! save {
                     .push_bind(refusal.as_deref())
                     .push_bind(m.at_ms);
             });
-            q.build().execute($conn).await?;
+            // The numbers the database gave, by id: neither backend promises RETURNING's
+            // rows in the order of VALUES.
+            q.push(" RETURNING seq, tx");
+            for row in q.build().fetch_all($conn).await? {
+                let tx: String = row.try_get(1)?;
+                numbered.insert(tx, row.try_get::<i64, _>(0)?);
+            }
         }
         for piece in pieces(&writes.postings, POSTINGS_PER_INSERT) {
-            let mut q = QueryBuilder::new("INSERT INTO postings (tx, account, currency, amount) ");
-            q.push_values(piece, |mut b, p| {
-                b.push_bind(p.tx.as_str())
+            let mut q =
+                QueryBuilder::new("INSERT INTO postings (movement, account, currency, amount) ");
+            let mut movements = Vec::with_capacity(piece.len());
+            for p in piece {
+                movements.push(*numbered.get(p.tx.as_str()).ok_or_else(|| {
+                    StoreError::Corrupt(format!("movement {} was not numbered", p.tx))
+                })?);
+            }
+            q.push_values(piece.iter().zip(movements), |mut b, (p, movement)| {
+                b.push_bind(movement)
                     .push_bind(p.account.as_str())
                     .push_bind(p.currency.as_str())
                     .push_bind(p.amount);

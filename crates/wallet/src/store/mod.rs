@@ -435,13 +435,18 @@ impl Store {
     pub async fn check_books(&self) -> Result<Vec<String>, StoreError> {
         let faults = on_pool!(self.shared, |pool| {
             let mut faults = Vec::new();
-            let unbalanced: Vec<(String, i64)> = sqlx::query_as(
-                "SELECT tx, CAST(SUM(amount) AS BIGINT) FROM postings GROUP BY tx HAVING SUM(amount) <> 0",
+            let unbalanced: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
+                "SELECT p.movement, m.tx, CAST(SUM(p.amount) AS BIGINT)
+                 FROM postings p LEFT JOIN movements m ON m.seq = p.movement
+                 GROUP BY p.movement, m.tx HAVING SUM(p.amount) <> 0 OR m.tx IS NULL",
             )
             .fetch_all(pool)
             .await?;
-            for (tx, sum) in unbalanced {
-                faults.push(format!("the postings of {tx} sum to {sum}, not 0"));
+            for (movement, tx, sum) in unbalanced {
+                faults.push(match tx {
+                    Some(tx) => format!("the postings of {tx} sum to {sum}, not 0"),
+                    None => format!("postings of movement {movement}, which is not stored"),
+                });
             }
             let wrong: Vec<(String, String, i64, Option<i64>)> = sqlx::query_as(
                 // One pass over the postings, summed by account: postings are keyed by

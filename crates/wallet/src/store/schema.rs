@@ -1,6 +1,7 @@
 //! The schema, as versioned migrations run at open, each applied once in one transaction
 //! with the bump of `schema_version`. Both backends run the same text; `{seq}` is the
-//! backend's auto-numbered key.
+//! backend's auto-numbered key, and `{clustered}` makes a table stored in its key's order
+//! on SQLite (`WITHOUT ROWID`; PostgreSQL has no such clause).
 
 use super::{Store, StoreError, on_pool};
 
@@ -55,13 +56,29 @@ const MIGRATIONS: &[&str] = &[
     // (movements stored before: no version).
     "ALTER TABLE accounts ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE movements ADD COLUMN version BIGINT",
+    // 3: postings keyed by their movement's place in the order, no longer by its id. Ids
+    // are spread over the whole key range (by round, then player), so each movement's two
+    // postings changed an index page of their own, written to the log at every commit and
+    // again at checkpoint; numbered, the postings of a commit fill the last page or two.
+    "CREATE TABLE postings_by_movement (
+        movement BIGINT NOT NULL,
+        account TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount BIGINT NOT NULL,
+        PRIMARY KEY (movement, account)
+    ){clustered};
+    INSERT INTO postings_by_movement (movement, account, currency, amount)
+        SELECT m.seq, p.account, p.currency, p.amount
+        FROM postings p JOIN movements m ON m.tx = p.tx;
+    DROP TABLE postings;
+    ALTER TABLE postings_by_movement RENAME TO postings",
 ];
 
 /// Applies every migration not yet applied.
 pub(super) async fn migrate(store: &Store) -> Result<(), StoreError> {
-    let seq = match store.db() {
-        super::Db::Sqlite(_) => "INTEGER PRIMARY KEY AUTOINCREMENT",
-        super::Db::Postgres(_) => "BIGSERIAL PRIMARY KEY",
+    let (seq, clustered) = match store.db() {
+        super::Db::Sqlite(_) => ("INTEGER PRIMARY KEY AUTOINCREMENT", " WITHOUT ROWID"),
+        super::Db::Postgres(_) => ("BIGSERIAL PRIMARY KEY", ""),
     };
     on_pool!(store.shared, |pool| {
         sqlx::query("CREATE TABLE IF NOT EXISTS wallet_schema_version (version BIGINT NOT NULL)")
@@ -80,7 +97,10 @@ pub(super) async fn migrate(store: &Store) -> Result<(), StoreError> {
             });
         }
         for (index, migration) in MIGRATIONS.iter().enumerate().skip(current) {
-            for statement in migration.replace("{seq}", seq).split(';') {
+            let migration = migration
+                .replace("{seq}", seq)
+                .replace("{clustered}", clustered);
+            for statement in migration.split(';') {
                 if !statement.trim().is_empty() {
                     sqlx::query(statement).execute(&mut *tx).await?;
                 }
