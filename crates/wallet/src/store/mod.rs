@@ -29,8 +29,11 @@ use crate::api::{
 mod clock;
 mod commit;
 mod decide;
+mod fields;
 mod metrics;
+mod postgres;
 mod schema;
+mod sqlite;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::CommitStats;
@@ -39,12 +42,21 @@ pub use metrics::StoreMetrics;
 
 use commit::Committer;
 use decide::{AccountRow, Answer, CashKind, MovementRow, Op};
+use fields::{Fields, Sqlx};
 
 /// Why the store could not open or answer.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot start the wallet's committer: {0}")]
+    Thread(std::io::Error),
+    #[error("the wallet store is closed")]
+    Closed,
+    #[error("the wallet's database was opened to read only: it records no movement")]
+    ReadOnly,
     #[error("`{0}` is neither sqlite://PATH nor postgres://…")]
     UnknownBackend(String),
     #[error("the database's wallet schema is version {found}, newer than this banco's {known}")]
@@ -126,13 +138,23 @@ impl Default for StoreOptions {
     }
 }
 
+/// What writes a store's movements: on SQLite the committer's own connection on a thread
+/// of its own ([`sqlite`]), on PostgreSQL a connection of the committer's own
+/// ([`postgres`]); nothing, for a store opened to read.
+#[derive(Debug)]
+pub(crate) enum Writer {
+    Sqlite(sqlite::SqliteWriter),
+    Postgres(PgPool),
+    ReadOnly,
+}
+
 /// What the store's handle and its committer share.
 #[derive(Debug)]
 pub(crate) struct Shared {
     /// For reads.
     pub(crate) db: Db,
-    /// The committer's one connection (see [`Store::open`]).
-    pub(crate) writer: Db,
+    /// The committer's (see [`Store::open`]).
+    pub(crate) writer: Writer,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) policy: LimitPolicy,
     pub(crate) changes: broadcast::Sender<BalanceChange>,
@@ -194,10 +216,6 @@ pub const MAX_PAGE: u32 = 1_000;
 /// ([`pieces`]) and the queries, with room to spare.
 const STATEMENT_CACHE: usize = 256;
 
-/// The committer's page cache on SQLite, in KiB (negative: SQLite's unit for a size):
-/// 64 MiB, the accounts and the recent index pages of a busy wallet.
-const WRITER_CACHE_KIB: &str = "-65536";
-
 pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
     pending, pending_max_bet, pending_at, raise_asked_at, version FROM accounts";
 
@@ -212,9 +230,8 @@ impl Store {
         // The committer writes through a connection of its own, always the same one: on
         // SQLite a connection's page cache is dropped whenever another one has written, so
         // a writer taken in turn from a pool read every page it touched from the file
-        // again; and its statements are prepared once. It reads through it too (the
-        // accounts it decides on), so its cache is large.
-        let (db, writer) = match Backend::of(url)? {
+        // again; and its statements are prepared once.
+        let store = match Backend::of(url)? {
             Backend::Sqlite => {
                 let connect = SqliteConnectOptions::from_str(url)?
                     .create_if_missing(true)
@@ -222,39 +239,26 @@ impl Store {
                     .synchronous(SqliteSynchronous::Full)
                     .busy_timeout(Duration::from_secs(10))
                     .statement_cache_capacity(STATEMENT_CACHE);
-                // A multi-row statement that could fail part-way (a constraint) keeps the
-                // pages it changes in a statement journal, to undo only itself; SQLite
-                // spills that journal past 64 KiB to a temporary file, so every batch's
-                // INSERTs wrote their pages a second time through the kernel. In memory it
-                // is the same undo; a crash never needs it (the WAL is what recovers).
-                // Rows come back from the connection's thread through a channel: room for
-                // a whole batch's lookup, so that thread never stops mid-statement.
-                let writer = connect
-                    .clone()
-                    .pragma("cache_size", WRITER_CACHE_KIB)
-                    .pragma("temp_store", "memory")
-                    .row_buffer_size(commit::MAX_BATCH);
-                (
-                    Db::Sqlite(pool(connect, 4).await?),
-                    Db::Sqlite(pool(writer, 1).await?),
-                )
+                let path = connect.get_filename().to_owned();
+                // The pool creates the file (and sets it to WAL) as it connects.
+                let db = Db::Sqlite(pool(connect, 4).await?);
+                let writer = Writer::Sqlite(sqlite::SqliteWriter::open(&path)?);
+                Store::on(db, writer, options)
             }
             Backend::Postgres => {
                 let connect =
                     PgConnectOptions::from_str(url)?.statement_cache_capacity(STATEMENT_CACHE);
-                (
-                    Db::Postgres(pool(connect.clone(), 8).await?),
-                    Db::Postgres(pool(connect, 1).await?),
-                )
+                let db = Db::Postgres(pool(connect.clone(), 8).await?);
+                let writer = Writer::Postgres(pool(connect, 1).await?);
+                Store::on(db, writer, options)
             }
         };
-        let store = Store::on(db, writer, options);
         schema::migrate(&store).await?;
         Ok(store)
     }
 
     /// The store on these pools, its committer started.
-    fn on(db: Db, writer: Db, options: StoreOptions) -> Store {
+    fn on(db: Db, writer: Writer, options: StoreOptions) -> Store {
         let shared = Arc::new(Shared {
             db,
             writer,
@@ -287,7 +291,7 @@ impl Store {
                 Db::Postgres(pool(connect, 2).await?)
             }
         };
-        let store = Store::on(db.clone(), db, StoreOptions::default());
+        let store = Store::on(db, Writer::ReadOnly, StoreOptions::default());
         schema::check(&store).await?;
         Ok(store)
     }
@@ -306,7 +310,11 @@ impl Store {
 
     /// Closes every connection (an SQLite file is then complete without its WAL).
     pub async fn close(&self) {
-        on_pool!(db = &self.shared.writer, |pool| pool.close().await);
+        match &self.shared.writer {
+            Writer::Sqlite(writer) => writer.close().await,
+            Writer::Postgres(pool) => pool.close().await,
+            Writer::ReadOnly => {}
+        }
         on_pool!(self.shared, |pool| pool.close().await);
     }
 
@@ -341,7 +349,7 @@ impl Store {
                 .push(" AND currency = ")
                 .push_bind(currency);
             match q.build().fetch_optional(pool).await {
-                Ok(Some(row)) => account_row(&row),
+                Ok(Some(row)) => account_row(&Sqlx(&row)),
                 Ok(None) => Ok(AccountRow::empty(player, currency)),
                 Err(e) => Err(StoreError::from(e)),
             }
@@ -393,7 +401,7 @@ impl Store {
                 .push_bind(i64::from(size) + 1);
             let rows = q.build().fetch_all(pool).await?;
             rows.iter()
-                .map(listed)
+                .map(|row| listed(&Sqlx(row)))
                 .collect::<Result<Vec<_>, StoreError>>()?
         });
         Ok(page(rows, size))
@@ -424,7 +432,7 @@ impl Store {
                 .push_bind(i64::from(size) + 1);
             let rows = q.build().fetch_all(pool).await?;
             rows.iter()
-                .map(listed)
+                .map(|row| listed(&Sqlx(row)))
                 .collect::<Result<Vec<_>, StoreError>>()?
         });
         Ok(page(rows, size))
@@ -507,53 +515,27 @@ pub(crate) fn pieces<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
     })
 }
 
-fn u64_column<R: sqlx::Row>(row: &R, column: &str) -> Result<Option<u64>, StoreError>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
-{
-    let value: Option<i64> = row.try_get(column)?;
-    value
-        .map(|v| u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{column} {v}"))))
-        .transpose()
-}
-
-pub(crate) fn account_row<R: sqlx::Row>(row: &R) -> Result<AccountRow, StoreError>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
-    for<'r> bool: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    let pending: bool = row.try_get("pending")?;
-    let pending_at = u64_column(row, "pending_at")?;
+pub(crate) fn account_row(row: &impl Fields) -> Result<AccountRow, StoreError> {
+    let pending = row.flag("pending")?;
+    let pending_at = row.count("pending_at")?;
     Ok(AccountRow {
-        player: row.try_get("player")?,
-        currency: row.try_get("currency")?,
-        balance: row.try_get("balance")?,
-        blocked: row.try_get("blocked")?,
-        max_bet: row.try_get("max_bet")?,
+        player: row.text_of("player")?,
+        currency: row.text_of("currency")?,
+        balance: row.int_of("balance")?,
+        blocked: row.flag("blocked")?,
+        max_bet: row.int("max_bet")?,
         pending: match (pending, pending_at) {
-            (true, Some(at)) => Some((row.try_get("pending_max_bet")?, at)),
+            (true, Some(at)) => Some((row.int("pending_max_bet")?, at)),
             _ => None,
         },
-        raise_asked_at: u64_column(row, "raise_asked_at")?,
-        version: u64_column(row, "version")?.unwrap_or(0),
+        raise_asked_at: row.count("raise_asked_at")?,
+        version: row.count("version")?.unwrap_or(0),
     })
 }
 
 /// A movement as listed, with its place in the order.
-fn listed<R: sqlx::Row>(row: &R) -> Result<(i64, Movement), StoreError>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database>,
-{
-    let seq: i64 = row.try_get("seq")?;
+fn listed(row: &impl Fields) -> Result<(i64, Movement), StoreError> {
+    let seq = row.int_of("seq")?;
     let movement = Movement {
         seq,
         ..Movement::from(movement_row(row)?)
@@ -561,36 +543,29 @@ where
     Ok((seq, movement))
 }
 
-pub(crate) fn movement_row<R: sqlx::Row>(row: &R) -> Result<MovementRow, StoreError>
-where
-    for<'c> &'c str: sqlx::ColumnIndex<R>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database>,
-{
-    let kind: String = row.try_get("kind")?;
-    let refusal: Option<String> = row.try_get("refusal")?;
+pub(crate) fn movement_row(row: &impl Fields) -> Result<MovementRow, StoreError> {
+    let kind = row.text_of("kind")?;
     Ok(MovementRow {
-        tx: commit::tx_id(row.try_get("tx")?)?,
+        tx: commit::tx_id(row.text_of("tx")?)?,
         kind: Kind::parse(&kind)
             .ok_or_else(|| StoreError::Corrupt(format!("unknown movement kind `{kind}`")))?,
-        player: row.try_get("player")?,
-        currency: row.try_get("currency")?,
-        amount: row.try_get("amount")?,
-        table: row.try_get("table_id")?,
-        round: row.try_get("round_id")?,
-        bet: row.try_get("bet")?,
-        position_total: row.try_get("position_total")?,
-        credit_kind: row.try_get("credit_kind")?,
-        refs: row.try_get("refs")?,
-        delta: row.try_get("delta")?,
-        balance: row.try_get("balance")?,
-        version: u64_column(row, "version")?,
-        refusal: refusal
+        player: row.text_of("player")?,
+        currency: row.text_of("currency")?,
+        amount: row.int_of("amount")?,
+        table: row.text_of("table_id")?,
+        round: row.text_of("round_id")?,
+        bet: row.text_of("bet")?,
+        position_total: row.int_of("position_total")?,
+        credit_kind: row.text_of("credit_kind")?,
+        refs: row.text_of("refs")?,
+        delta: row.int_of("delta")?,
+        balance: row.int("balance")?,
+        version: row.count("version")?,
+        refusal: row
+            .text("refusal")?
             .map(|r| serde_json::from_str(&r).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()?,
-        at_ms: row.try_get("at_ms")?,
+        at_ms: row.int_of("at_ms")?,
     })
 }
 

@@ -1,0 +1,254 @@
+//! The committer's SQLite connection, on a thread of its own that runs each batch's
+//! transaction from BEGIN to COMMIT: reads, decisions and writes, one row at a time through
+//! statements prepared once. Through sqlx every statement was a trip to the connection's
+//! thread and back to the runtime (nine a batch), and every row's values were taken apart
+//! and bound again on the way: the writer, SQLite's one at a time, spent more of each
+//! batch waiting for those trips than writing.
+//!
+//! The reads (statements, reconciliation, balances) stay on the store's sqlx pool.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use tokio::sync::oneshot;
+
+use super::commit::{
+    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count,
+    refusal_text, tx_id,
+};
+use super::decide::{self, LimitPolicy, Loaded, Mark, Op, Writes};
+use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_row};
+
+/// The committer's page cache, in KiB (negative: SQLite's unit for a size): 64 MiB, the
+/// accounts and the recent index pages of a busy wallet.
+const CACHE_KIB: i64 = -65_536;
+
+/// Statements the connection keeps prepared (it uses nine).
+const STATEMENTS: usize = 16;
+
+type Outcome = (Vec<Op>, Result<Decided, StoreError>);
+
+enum Job {
+    Write {
+        ops: Vec<Op>,
+        now_ms: u64,
+        policy: LimitPolicy,
+        reply: oneshot::Sender<Outcome>,
+    },
+    Close(oneshot::Sender<()>),
+}
+
+/// The thread's queue; the thread ends, closing the connection, when this is dropped or
+/// closed.
+#[derive(Debug)]
+pub(crate) struct SqliteWriter {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl SqliteWriter {
+    /// Opens the file at `path` (which the store's pool has created and set to WAL) and
+    /// starts the thread.
+    pub(crate) fn open(path: &Path) -> Result<SqliteWriter, StoreError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Corrupt(format!(
+                "{}: journal mode {mode}, not WAL",
+                path.display()
+            )));
+        }
+        // Nothing acknowledged is lost, even on power loss.
+        conn.pragma_update(None, "synchronous", "full")?;
+        conn.pragma_update(None, "cache_size", CACHE_KIB)?;
+        // A statement that could fail part-way keeps the pages it changes in a statement
+        // journal, to undo only itself; in memory, not through a temporary file. A crash
+        // never needs it (the WAL is what recovers).
+        conn.pragma_update(None, "temp_store", "memory")?;
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
+        let (jobs, queue) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("wallet-commit".to_owned())
+            .spawn(move || serve(conn, &queue))
+            .map_err(StoreError::Thread)?;
+        Ok(SqliteWriter { jobs })
+    }
+
+    /// Decides and writes `ops` in one transaction; `ops` come back with the outcome.
+    pub(crate) async fn write(&self, ops: Vec<Op>, now_ms: u64, policy: LimitPolicy) -> Outcome {
+        let (reply, outcome) = oneshot::channel();
+        let job = Job::Write {
+            ops,
+            now_ms,
+            policy,
+            reply,
+        };
+        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
+            let Job::Write { ops, .. } = job else {
+                unreachable!("the job sent was a write")
+            };
+            return (ops, Err(StoreError::Closed));
+        }
+        // The thread gone mid-batch (a panic): its requests read as closed.
+        outcome
+            .await
+            .unwrap_or_else(|_| (Vec::new(), Err(StoreError::Closed)))
+    }
+
+    /// Ends the thread once what it was given is done, and closes the connection (the
+    /// file is then complete without its WAL).
+    pub(crate) async fn close(&self) {
+        let (done, closed) = oneshot::channel();
+        if self.jobs.send(Job::Close(done)).is_ok() {
+            let _ = closed.await;
+        }
+    }
+}
+
+fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>) {
+    while let Ok(job) = queue.recv() {
+        match job {
+            Job::Write {
+                ops,
+                now_ms,
+                policy,
+                reply,
+            } => {
+                let decided = transaction(&mut conn, &ops, now_ms, policy);
+                let _ = reply.send((ops, decided));
+            }
+            Job::Close(done) => {
+                if let Err((_, e)) = conn.close() {
+                    tracing::warn!(error = %e, "wallet: the committer's connection did not close cleanly");
+                }
+                let _ = done.send(());
+                return;
+            }
+        }
+    }
+}
+
+/// One batch, from BEGIN IMMEDIATE (SQLite's one write lock, so that every read of the
+/// transaction is current) to COMMIT; rolled back by the drop of `tx` on any error.
+fn transaction(
+    conn: &mut Connection,
+    ops: &[Op],
+    now_ms: u64,
+    policy: LimitPolicy,
+) -> Result<Decided, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut loaded = load(&tx, &Needs::of(ops))?;
+    let (answers, writes) = decide::decide(ops, &mut loaded, now_ms, policy);
+    save(&tx, &writes)?;
+    tx.commit()?;
+    Ok((answers, writes))
+}
+
+/// The accounts, earlier requests and marks a batch is decided on. An account not there
+/// is decided empty, and created by its upsert.
+fn load(conn: &Connection, needs: &Needs<'_>) -> Result<Loaded, StoreError> {
+    let mut loaded = Loaded::default();
+    let mut select = conn.prepare_cached(&format!(
+        "{SELECT_ACCOUNT} WHERE player = ?1 AND currency = ?2"
+    ))?;
+    for (player, currency) in &needs.accounts {
+        let mut rows = select.query(params![player, currency])?;
+        if let Some(row) = rows.next()? {
+            let account = account_row(row)?;
+            loaded
+                .accounts
+                .insert((account.player.clone(), account.currency.clone()), account);
+        }
+    }
+    let mut select = conn.prepare_cached(&format!("{SELECT_MOVEMENT} WHERE tx = ?1"))?;
+    for id in &needs.ids {
+        let mut rows = select.query(params![id])?;
+        if let Some(row) = rows.next()? {
+            let movement = movement_row(row)?;
+            loaded.seen.insert(movement.tx.clone(), movement);
+        }
+    }
+    let mut select = conn.prepare_cached("SELECT state FROM debit_marks WHERE debit = ?1")?;
+    for debit in &needs.debits {
+        let mut rows = select.query(params![debit])?;
+        if let Some(row) = rows.next()? {
+            let state: String = row.get(0)?;
+            let mark = Mark::parse(&state).ok_or_else(|| {
+                StoreError::Corrupt(format!("debit {debit}: unknown state `{state}`"))
+            })?;
+            loaded.marks.insert(tx_id((*debit).to_owned())?, mark);
+        }
+    }
+    Ok(loaded)
+}
+
+fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
+    let mut numbered: HashMap<&str, i64> = HashMap::with_capacity(writes.movements.len());
+    let mut insert = conn.prepare_cached(&format!(
+        "INSERT INTO movements ({MOVEMENT_COLUMNS}) VALUES
+            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+    ))?;
+    for m in &writes.movements {
+        insert.execute(params![
+            m.tx.as_str(),
+            m.kind.as_str(),
+            m.player,
+            m.currency,
+            m.amount,
+            m.table,
+            m.round,
+            m.bet,
+            m.position_total,
+            m.credit_kind,
+            m.refs,
+            m.delta,
+            m.balance,
+            m.version.map(count),
+            refusal_text(m)?,
+            m.at_ms,
+        ])?;
+        // The one writer holds the lock: the row just inserted is the connection's last.
+        numbered.insert(m.tx.as_str(), conn.last_insert_rowid());
+    }
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO postings (movement, account, currency, amount) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for p in &writes.postings {
+        let movement = numbered
+            .get(p.tx.as_str())
+            .ok_or_else(|| StoreError::Corrupt(format!("movement {} was not numbered", p.tx)))?;
+        insert.execute(params![movement, p.account, p.currency, p.amount])?;
+    }
+    let mut upsert = conn.prepare_cached(&format!(
+        "INSERT INTO debit_marks (debit, state) VALUES (?1, ?2){MARK_UPDATE}"
+    ))?;
+    for (debit, mark) in &writes.marks {
+        upsert.execute(params![debit.as_str(), mark.as_str()])?;
+    }
+    let mut upsert = conn.prepare_cached(&format!(
+        "INSERT INTO accounts ({ACCOUNT_COLUMNS}) VALUES
+            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10){ACCOUNT_UPDATE}"
+    ))?;
+    for a in writes.accounts.values() {
+        upsert.execute(params![
+            a.player,
+            a.currency,
+            a.balance,
+            a.blocked,
+            a.max_bet,
+            a.pending.is_some(),
+            a.pending.and_then(|(max, _)| max),
+            a.pending.map(|(_, at)| count(at)),
+            a.raise_asked_at.map(count),
+            count(a.version),
+        ])?;
+    }
+    Ok(())
+}
