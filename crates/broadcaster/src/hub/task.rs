@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::fanout::Fanout;
 use super::ring::{Encoded, INDEX_HALF, INDEX_MAX, index_of, record_of, through, wire_seq};
-use super::translate::{Outgoing, translate};
+use super::translate::{Outgoing, translate_into};
 use super::{
     CHAT_SHOWN, Command, FanoutLimits, HubView, LAST_BETS_BEFORE, Publish, StreamStart,
     TOTALS_EVERY, encode,
@@ -47,6 +47,8 @@ pub(super) struct HubTask {
     totals_dirty: bool,
     totals_next: Instant,
     last_bets: Option<LastBets>,
+    /// The wire events of the record being handled (kept: see [`translate_into`]).
+    outgoing: Vec<Outgoing>,
 }
 
 impl HubTask {
@@ -102,6 +104,7 @@ impl HubTask {
             totals_dirty: false,
             totals_next: Instant::now(),
             last_bets: None,
+            outgoing: Vec::new(),
         };
         task.set_seats(&joined.seats);
         task.schedule_last_bets();
@@ -146,12 +149,14 @@ impl HubTask {
         if published.seq <= self.journal {
             return;
         }
-        let outgoing = translate(
+        let mut outgoing = std::mem::take(&mut self.outgoing);
+        translate_into(
             &published.events,
             &self.table,
             &published.snapshot,
             &mut self.board,
             &self.currency,
+            &mut outgoing,
         );
         self.journal = published.seq;
         self.next_index = 0;
@@ -159,9 +164,10 @@ impl HubTask {
         for event in &published.events {
             self.note(event);
         }
-        for out in outgoing {
+        for out in outgoing.drain(..) {
             self.emit(out);
         }
+        self.outgoing = outgoing;
         self.next_index = INDEX_HALF + 1;
         if published
             .events

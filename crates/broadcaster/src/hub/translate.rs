@@ -55,6 +55,22 @@ pub(crate) fn translate(
     currency: &str,
 ) -> Vec<Outgoing> {
     let mut out = Vec::new();
+    translate_into(events, before, after, board, currency, &mut out);
+    out
+}
+
+/// [`translate`] into `out`, after what it holds: the hub keeps one buffer for every
+/// record. A wire event is large (a few hundred bytes), and a record of a busy betting
+/// window carries hundreds: a vector grown anew for each was most of the hub's time, in
+/// the allocator and in the kernel handing it fresh pages.
+pub(crate) fn translate_into(
+    events: &[Event],
+    before: &TableSnapshot,
+    after: &TableSnapshot,
+    board: &mut Scoreboard,
+    currency: &str,
+    out: &mut Vec<Outgoing>,
+) {
     let table = after.table.as_str();
     let round = after
         .round_id
@@ -349,7 +365,6 @@ pub(crate) fn translate(
             | Event::RoundFinished(_) => {}
         }
     }
-    out
 }
 
 /// The shoe's latest results as players see them, oldest first.
