@@ -116,17 +116,22 @@ pub(super) async fn bench_bets(
     };
 
     // Warm-up, untimed: each player's first bet (which also credits its welcome money).
-    let warm = place_all(&clients, (0..players).map(|p| (p, bet(p, 0))), concurrency).await?;
+    let warm = place_all(queues(
+        &clients,
+        (0..players).map(|p| (p, bet(p, 0))),
+        concurrency,
+    ))
+    .await?;
     let commits_before = handle.commit_stats();
     let wallet_before = hosted.wallet.commit_stats();
-    let timed: Vec<_> = (1..per_player)
+    let timed = (1..per_player)
         .flat_map(|i| (0..players).map(move |p| (p, i)))
-        .map(|(p, i)| (p, bet(p, i)))
-        .collect();
-    let count = timed.len();
+        .map(|(p, i)| (p, bet(p, i)));
+    let timed = queues(&clients, timed, concurrency);
+    let count = timed.iter().map(Vec::len).sum();
     let cpu_before = thread_cpu()?;
     let started = Instant::now();
-    let mut latencies = place_all(&clients, timed.into_iter(), concurrency).await?;
+    let mut latencies = place_all(timed).await?;
     let elapsed = started.elapsed();
     let cpu = cpu_per(&cpu_before, &thread_cpu()?, count, "bet");
     let commits_after = handle.commit_stats();
@@ -198,25 +203,33 @@ pub(super) async fn bench_bets(
     Ok(())
 }
 
-/// Sends every request, `concurrency` at a time (one player's requests in order), and
-/// checks each bet was accepted whole. The ack latencies.
-async fn place_all(
+/// Each worker's requests and the clients to send them with, made before any is timed.
+type Queues = Vec<Vec<(usize, pb::PlaceBetsRequest, PlayerServiceClient<Authed>)>>;
+
+/// Deals the requests to `concurrency` workers: worker w takes the players p with
+/// p % concurrency == w, so a player's bets stay in order (its Player bet comes before its
+/// Tie).
+fn queues(
     clients: &[PlayerServiceClient<Authed>],
     requests: impl Iterator<Item = (usize, pb::PlaceBetsRequest)>,
     concurrency: usize,
-) -> anyhow::Result<Vec<Duration>> {
-    // Worker w takes the players p with p % concurrency == w, so a player's bets stay in
-    // order (its Player bet comes before its Tie).
-    let mut queues: Vec<Vec<(usize, pb::PlaceBetsRequest)>> = vec![Vec::new(); concurrency];
+) -> Queues {
+    let mut queues: Queues = vec![Vec::new(); concurrency];
     for (p, request) in requests {
-        queues[p % concurrency].push((p, request));
+        queues[p % concurrency].push((p, request, clients[p].clone()));
     }
+    queues
+}
+
+/// Sends every request, each worker one at a time, and checks each bet was accepted
+/// whole. The ack latencies.
+async fn place_all(queues: Queues) -> anyhow::Result<Vec<Duration>> {
     let mut tasks = JoinSet::new();
+    let total = queues.iter().map(Vec::len).sum();
     for queue in queues.into_iter().filter(|q| !q.is_empty()) {
-        let clients: Vec<_> = queue.iter().map(|(p, _)| clients[*p].clone()).collect();
         tasks.spawn(async move {
             let mut latencies = Vec::with_capacity(queue.len());
-            for ((p, request), mut client) in queue.into_iter().zip(clients) {
+            for (p, request, mut client) in queue {
                 let sent = Instant::now();
                 let reply = client.place_bets(request).await?.into_inner();
                 latencies.push(sent.elapsed());
@@ -232,7 +245,7 @@ async fn place_all(
             anyhow::Ok(latencies)
         });
     }
-    let mut latencies = Vec::new();
+    let mut latencies = Vec::with_capacity(total);
     while let Some(done) = tasks.join_next().await {
         latencies.extend(done??);
     }
