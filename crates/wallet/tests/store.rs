@@ -661,6 +661,23 @@ async fn versions_order_each_account(db: TestDb) {
     assert_eq!((account.balance, account.version), (1_600, Some(3)));
 }
 
+/// A wallet in memory is refused, naming the URL: it would lose every balance when it
+/// stops.
+#[tokio::test]
+async fn a_wallet_in_memory_is_refused() {
+    for url in ["sqlite::memory:", "sqlite://wallet.db?mode=memory"] {
+        let refused = Store::open(url, banco_wallet::store::StoreOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "`{url}`: a wallet in memory would lose every balance when it stops; give a file, sqlite://PATH"
+            )
+        );
+    }
+}
+
 /// A wallet stored before accounts had versions (schema 1: the schema-2 file of
 /// [`a_wallet_from_schema_2_keeps_its_postings`] without them) opens: its accounts start
 /// at version 0, its old movements answer without one, and new ones are numbered.

@@ -59,6 +59,10 @@ pub enum StoreError {
     ReadOnly,
     #[error("`{0}` is neither sqlite://PATH nor postgres://…")]
     UnknownBackend(String),
+    #[error(
+        "`{0}`: a wallet in memory would lose every balance when it stops; give a file, sqlite://PATH"
+    )]
+    InMemory(String),
     #[error("the database's wallet schema is version {found}, newer than this banco's {known}")]
     NewerSchema { found: usize, known: usize },
     #[error(
@@ -233,6 +237,10 @@ impl Store {
         // again; and its statements are prepared once.
         let store = match Backend::of(url)? {
             Backend::Sqlite => {
+                // (And the committer's own connection would open a database of its own.)
+                if url.contains(":memory:") || url.contains("mode=memory") {
+                    return Err(StoreError::InMemory(url.to_owned()));
+                }
                 let connect = SqliteConnectOptions::from_str(url)?
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
