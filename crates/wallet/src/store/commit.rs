@@ -132,25 +132,25 @@ async fn run(
 
 async fn commit(shared: &Shared, batch: Vec<(Op, Reply)>) {
     let (ops, replies): (Vec<Op>, Vec<Reply>) = batch.into_iter().unzip();
+    let ops: Arc<[Op]> = ops.into();
     if let Some(metrics) = &shared.metrics {
         metrics.batch(ops.len());
     }
-    let (ops, written) = write(shared, ops).await;
-    match written {
+    match write(shared, Arc::clone(&ops)).await {
         Ok(answers) => {
             for (reply, answer) in replies.into_iter().zip(answers) {
                 let _ = reply.send(answer);
             }
         }
-        Err(e) if ops.len() <= 1 => {
+        Err(e) if ops.len() == 1 => {
             for reply in replies {
                 let _ = reply.send(Err(unavailable(&e)));
             }
         }
         Err(_) => {
-            for (op, reply) in ops.into_iter().zip(replies) {
-                let (_, written) = write(shared, vec![op]).await;
-                let answer = written
+            for (op, reply) in ops.iter().zip(replies) {
+                let answer = write(shared, Arc::from([op.clone()]))
+                    .await
                     .map_err(|e| unavailable(&e))
                     .and_then(|mut answers| {
                         answers.pop().unwrap_or_else(|| {
@@ -172,35 +172,25 @@ fn unavailable(e: &StoreError) -> WalletError {
 pub(super) type Decided = (Vec<Result<Answer, WalletError>>, Writes);
 
 /// Decides and writes `ops` in one transaction on the store's backend, then publishes
-/// their balance changes; an answer for each once committed. `ops` come back with the
-/// outcome (SQLite's committer thread had them meanwhile).
+/// their balance changes; an answer for each once committed.
 async fn write(
     shared: &Shared,
-    ops: Vec<Op>,
-) -> (
-    Vec<Op>,
-    Result<Vec<Result<Answer, WalletError>>, StoreError>,
-) {
+    ops: Arc<[Op]>,
+) -> Result<Vec<Result<Answer, WalletError>>, StoreError> {
     let now_ms = shared.clock.now_ms();
-    let (ops, decided) = match &shared.writer {
-        Writer::Sqlite(writer) => writer.write(ops, now_ms, shared.policy).await,
-        Writer::Postgres(pool) => {
-            let decided = super::postgres::write(pool, &ops, now_ms, shared.policy).await;
-            (ops, decided)
-        }
-        Writer::ReadOnly => (ops, Err(StoreError::ReadOnly)),
-    };
-    let written = decided.map(|(answers, writes)| {
-        for change in writes.changes {
-            // Nobody listening is not an error.
-            let _ = shared.changes.send(change);
-        }
-        if let Some(metrics) = &shared.metrics {
-            metrics.decided(&ops, &answers, writes.accounts.len());
-        }
-        answers
-    });
-    (ops, written)
+    let (answers, writes) = match &shared.writer {
+        Writer::Sqlite(writer) => writer.write(Arc::clone(&ops), now_ms, shared.policy).await,
+        Writer::Postgres(pool) => super::postgres::write(pool, &ops, now_ms, shared.policy).await,
+        Writer::ReadOnly => Err(StoreError::ReadOnly),
+    }?;
+    for change in writes.changes {
+        // Nobody listening is not an error.
+        let _ = shared.changes.send(change);
+    }
+    if let Some(metrics) = &shared.metrics {
+        metrics.decided(&ops, &answers, writes.accounts.len());
+    }
+    Ok(answers)
 }
 
 /// What a batch's decisions read: its accounts (in key order, the order PostgreSQL locks

@@ -112,14 +112,11 @@ impl Backend {
 /// Runs `$body` with `$pool` bound to the concrete pool of either backend: the same code,
 /// type-checked once per backend.
 macro_rules! on_pool {
-    (db = $db:expr, |$pool:ident| $body:expr) => {
-        match $db {
+    ($shared:expr, |$pool:ident| $body:expr) => {
+        match &$shared.db {
             $crate::store::Db::Sqlite($pool) => $body,
             $crate::store::Db::Postgres($pool) => $body,
         }
-    };
-    ($shared:expr, |$pool:ident| $body:expr) => {
-        $crate::store::on_pool!(db = &$shared.db, |$pool| $body)
     };
 }
 pub(crate) use on_pool;

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
@@ -35,17 +35,15 @@ const CACHE_KIB: i64 = -65_536;
 /// WAL grows to 16 MiB and is reused from its start.
 const CHECKPOINT_PAGES: i64 = 4_000;
 
-/// Statements the connection keeps prepared (it uses nine).
+/// Statements the connection keeps prepared (it uses seven).
 const STATEMENTS: usize = 16;
-
-type Outcome = (Vec<Op>, Result<Decided, StoreError>);
 
 enum Job {
     Write {
-        ops: Vec<Op>,
+        ops: Arc<[Op]>,
         now_ms: u64,
         policy: LimitPolicy,
-        reply: oneshot::Sender<Outcome>,
+        reply: oneshot::Sender<Result<Decided, StoreError>>,
     },
     Close(oneshot::Sender<()>),
 }
@@ -91,8 +89,13 @@ impl SqliteWriter {
         Ok(SqliteWriter { jobs })
     }
 
-    /// Decides and writes `ops` in one transaction; `ops` come back with the outcome.
-    pub(crate) async fn write(&self, ops: Vec<Op>, now_ms: u64, policy: LimitPolicy) -> Outcome {
+    /// Decides and writes `ops` in one transaction.
+    pub(crate) async fn write(
+        &self,
+        ops: Arc<[Op]>,
+        now_ms: u64,
+        policy: LimitPolicy,
+    ) -> Result<Decided, StoreError> {
         let (reply, outcome) = oneshot::channel();
         let job = Job::Write {
             ops,
@@ -100,16 +103,9 @@ impl SqliteWriter {
             policy,
             reply,
         };
-        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
-            let Job::Write { ops, .. } = job else {
-                unreachable!("the job sent was a write")
-            };
-            return (ops, Err(StoreError::Closed));
-        }
-        // The thread gone mid-batch (a panic): its requests read as closed.
-        outcome
-            .await
-            .unwrap_or_else(|_| (Vec::new(), Err(StoreError::Closed)))
+        self.jobs.send(job).map_err(|_| StoreError::Closed)?;
+        // The thread gone mid-batch (a panic): nothing of it was committed.
+        outcome.await.unwrap_or(Err(StoreError::Closed))
     }
 
     /// Ends the thread once what it was given is done, and closes the connection (the
@@ -131,8 +127,7 @@ fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>) {
                 policy,
                 reply,
             } => {
-                let decided = transaction(&mut conn, &ops, now_ms, policy);
-                let _ = reply.send((ops, decided));
+                let _ = reply.send(transaction(&mut conn, &ops, now_ms, policy));
             }
             Job::Close(done) => {
                 if let Err((_, e)) = conn.close() {
