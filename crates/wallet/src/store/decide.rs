@@ -244,7 +244,8 @@ impl Mark {
 /// and has paid out) or `cashier`. The postings of a movement sum to zero.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Posting {
-    pub(crate) tx: TxId,
+    /// Its movement's place in [`Writes::movements`] (numbered by the database as written).
+    pub(crate) movement: usize,
     pub(crate) account: String,
     pub(crate) currency: String,
     pub(crate) amount: i64,
@@ -539,8 +540,9 @@ impl Decider<'_> {
         answer
     }
 
-    /// The postings of an accepted movement, summing to zero.
+    /// The postings of an accepted movement, summing to zero: the movement written next.
     fn post(&mut self, row: &MovementRow) {
+        let movement = self.writes.movements.len();
         let player = format!("player:{}", row.player);
         let other = match row.kind {
             Kind::Debit | Kind::Credit | Kind::Cancel => format!("bets:{}", row.table),
@@ -548,7 +550,7 @@ impl Decider<'_> {
         };
         for (account, amount) in [(player, row.delta), (other, -row.delta)] {
             self.writes.postings.push(Posting {
-                tx: row.tx.clone(),
+                movement,
                 account,
                 currency: row.currency.clone(),
                 amount,

@@ -146,9 +146,11 @@ async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError
         let movements = piece
             .iter()
             .map(|p| {
-                numbered.get(p.tx.as_str()).copied().ok_or_else(|| {
-                    StoreError::Corrupt(format!("movement {} was not numbered", p.tx))
-                })
+                let tx = writes.movements[p.movement].tx.as_str();
+                numbered
+                    .get(tx)
+                    .copied()
+                    .ok_or_else(|| StoreError::Corrupt(format!("movement {tx} was not numbered")))
             })
             .collect::<Result<Vec<i64>, _>>()?;
         let mut q =

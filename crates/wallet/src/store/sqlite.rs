@@ -7,7 +7,6 @@
 //!
 //! The reads (statements, reconciliation, balances) stay on the store's sqlx pool.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -195,7 +194,7 @@ fn load(conn: &Connection, needs: &Needs<'_>) -> Result<Loaded, StoreError> {
 }
 
 fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
-    let mut numbered: HashMap<&str, i64> = HashMap::with_capacity(writes.movements.len());
+    let mut numbers = Vec::with_capacity(writes.movements.len());
     let mut insert = conn.prepare_cached(&format!(
         "INSERT INTO movements ({MOVEMENT_COLUMNS}) VALUES
             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
@@ -220,16 +219,18 @@ fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
             m.at_ms,
         ])?;
         // The one writer holds the lock: the row just inserted is the connection's last.
-        numbered.insert(m.tx.as_str(), conn.last_insert_rowid());
+        numbers.push(conn.last_insert_rowid());
     }
     let mut insert = conn.prepare_cached(
         "INSERT INTO postings (movement, account, currency, amount) VALUES (?1, ?2, ?3, ?4)",
     )?;
     for p in &writes.postings {
-        let movement = numbered
-            .get(p.tx.as_str())
-            .ok_or_else(|| StoreError::Corrupt(format!("movement {} was not numbered", p.tx)))?;
-        insert.execute(params![movement, p.account, p.currency, p.amount])?;
+        insert.execute(params![
+            numbers[p.movement],
+            p.account,
+            p.currency,
+            p.amount
+        ])?;
     }
     let mut upsert = conn.prepare_cached(&format!(
         "INSERT INTO debit_marks (debit, state) VALUES (?1, ?2){MARK_UPDATE}"
