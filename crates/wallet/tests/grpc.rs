@@ -347,6 +347,23 @@ async fn statements_and_movements_are_paged(db: TestDb) {
         .unwrap_err();
     assert_eq!(bad.code(), Code::InvalidArgument);
     assert!(bad.message().contains("page_token"), "{bad:?}");
+    // Carol's page token does not page through Dave's statement.
+    let astray = auditor
+        .statement(pb::StatementRequest {
+            player_id: "dave".to_owned(),
+            currency: "EUR".to_owned(),
+            page_size: 10,
+            page_token: next.to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(astray.code(), Code::InvalidArgument);
+    assert_eq!(
+        astray.message(),
+        format!(
+            "page_token: page token {next} names no movement of dave in EUR: start again from the first page"
+        )
+    );
 
     let by_table = auditor
         .movements(pb::MovementsRequest {

@@ -316,6 +316,26 @@ async fn debits_sent_together_commit_once(db: TestDb) {
     assert_eq!(balance(&store, "alice").await, 600);
     assert_eq!(balance(&store, "bob").await, 0);
     books_balance(&store).await;
+    // Each account's statement, chained through movements of the same commit.
+    assert_eq!(statement(&store, "alice").await, ["d1", "d-again", "dep-1"]);
+    assert_eq!(
+        statement(&store, "bob").await,
+        ["d4", "d2", "cancel:d-early", "dep-2"]
+    );
+}
+
+/// The ids of `player`'s statement in EUR, newest first, read a page of two at a time.
+async fn statement(store: &Store, player: &str) -> Vec<String> {
+    let mut txs = Vec::new();
+    let mut next = None;
+    loop {
+        let page = store.statement(player, "EUR", next, 2).await.unwrap();
+        txs.extend(page.movements.iter().map(|m| m.tx.as_str().to_owned()));
+        next = page.next;
+        if next.is_none() {
+            return txs;
+        }
+    }
 }
 
 /// A batch wider than one look-up (1,024 accounts and ids a statement) is decided whole:
@@ -558,6 +578,26 @@ async fn statements_and_reconciliation_page(db: TestDb) {
     let txs: Vec<&str> = second.movements.iter().map(|m| m.tx.as_str()).collect();
     assert_eq!(txs, ["d0", "dep-1"]);
     assert_eq!(second.next, None);
+    // A page token leads on only from a movement of the account it was given for.
+    let next = first.next.unwrap();
+    let astray = store
+        .statement("bob", "EUR", first.next, 4)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        astray.to_string(),
+        format!(
+            "page token {next} names no movement of bob in EUR: start again from the first page"
+        )
+    );
+    assert!(
+        store
+            .statement("carol", "EUR", None, 4)
+            .await
+            .unwrap()
+            .movements
+            .is_empty()
+    );
 
     let t01 = MovementFilter {
         table: Some("T01".to_owned()),
@@ -709,9 +749,11 @@ async fn a_wallet_from_before_versions_opens() {
     assert_eq!((d1.balance, d1.version), (101_300, Some(1)));
 }
 
-/// A wallet as banco wrote it at schema 2 (postings keyed by the movement's id; the file
-/// `golden/wallet-schema-2.sql`, dumped from it) opens: every posting is carried over to
-/// its movement's number, the books still balance, and old ids still answer.
+/// A wallet as banco wrote it at schema 2 (postings keyed by the movement's id, and an
+/// index over each player's movements; the file `golden/wallet-schema-2.sql`, dumped from
+/// it) opens: every posting is carried over to its movement's number, each account's
+/// movements are chained for its statement, the books still balance, and old ids still
+/// answer.
 #[tokio::test]
 async fn a_wallet_from_schema_2_keeps_its_postings() {
     let db = store_support::sqlite();
@@ -752,6 +794,23 @@ async fn a_wallet_from_schema_2_keeps_its_postings() {
             posting(9, "player:bob", -1_500),
         ]
     );
+    // Bob's refused debit (5) is not in his statement.
+    assert_eq!(
+        statement(&store, "bob").await,
+        [
+            "cashier:withdrawal:3",
+            "debit:T01-S0001-H001:bob:1:player",
+            "cashier:deposit:2",
+        ]
+    );
+    let alice = [
+        "credit:T01-S0001-H001:alice:1",
+        "cancel:debit:T01-S0001-H001:alice:2:tie",
+        "debit:T01-S0001-H001:alice:2:tie",
+        "debit:T01-S0001-H001:alice:1:banker",
+        "cashier:deposit:1",
+    ];
+    assert_eq!(statement(&store, "alice").await, alice);
     let old = store
         .debit(&debit(
             "debit:T01-S0001-H001:alice:1:banker",
@@ -763,22 +822,27 @@ async fn a_wallet_from_schema_2_keeps_its_postings() {
     assert_eq!((old.replayed, old.balance), (true, 98_000));
     let new = store.debit(&debit("d-new", "alice", 1_900)).await.unwrap();
     assert_eq!(new.balance, 100_000);
+    assert_eq!(statement(&store, "alice").await[..2], ["d-new", alice[0]]);
     books_balance(&store).await;
 }
 
 /// The books check finds what does not balance, each fault in words: a posting changed
 /// (the table's side of a debit, so the player's balance still matches its own), a
-/// movement gone from under its postings, a balance changed.
+/// movement gone from under its postings and its account, a balance changed, and a
+/// player's chain of movements broken (which their statement would show short).
 async fn the_books_check_names_each_fault(db: TestDb) {
     let store = open(&db).await;
     deposit(&store, "dep-1", "alice", 1_000).await;
     deposit(&store, "dep-bob", "bob", 500).await;
     store.debit(&debit("d1", "alice", 100)).await.unwrap();
+    store.debit(&debit("d2", "alice", 100)).await.unwrap();
     books_balance(&store).await;
     for tamper in [
-        "UPDATE postings SET amount = 150 WHERE account = 'bets:T01'",
+        "UPDATE postings SET amount = 150 WHERE account = 'bets:T01' AND movement = 3",
         "DELETE FROM movements WHERE tx = 'dep-bob'",
         "UPDATE accounts SET balance = 400 WHERE player = 'bob'",
+        "UPDATE movements SET prev = 4 WHERE tx = 'd1'",
+        "UPDATE movements SET prev = NULL WHERE tx = 'd2'",
     ] {
         db.execute(tamper).await;
     }
@@ -787,7 +851,10 @@ async fn the_books_check_names_each_fault(db: TestDb) {
     assert_eq!(
         faults,
         [
+            "2 movements of alice in EUR are its first: its statement misses all but one",
+            "bob's EUR account names movement 2 as its newest, but has none",
             "bob's EUR balance is 400, its postings sum to 500",
+            "d1 follows movement 4, which is not an earlier movement of its account",
             "postings of movement 2, which is not stored",
             "the postings of d1 sum to 50, not 0",
         ]

@@ -58,6 +58,7 @@ fn invalid(error: ConversionError) -> Status {
 fn store_failed(error: StoreError) -> Status {
     match error {
         StoreError::Corrupt(_) => Status::data_loss(error.to_string()),
+        StoreError::UnknownPage { .. } => Status::invalid_argument(format!("page_token: {error}")),
         other => Status::unavailable(format!("the wallet's database failed: {other}")),
     }
 }

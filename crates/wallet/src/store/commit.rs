@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::decide::{self, Answer, Kind, MovementRow, Op, Writes};
+use super::decide::{self, Answer, Kind, Link, MovementRow, Op, Writes};
 use super::{Shared, StoreError, Writer};
 use crate::api::{TxId, WalletError};
 
@@ -227,20 +227,22 @@ impl<'a> Needs<'a> {
     }
 }
 
-/// The columns a movement is written with, in the order both backends bind them.
+/// The columns a movement is written with, in the order both backends bind them (its
+/// number aside: SQLite numbers each as it inserts it, PostgreSQL's are taken first).
 pub(super) const MOVEMENT_COLUMNS: &str = "tx, kind, player, currency, amount, table_id, \
-    round_id, bet, position_total, credit_kind, refs, delta, balance, version, refusal, at_ms";
+    round_id, bet, position_total, credit_kind, refs, delta, balance, version, refusal, at_ms, \
+    prev";
 
 /// The columns an account is written with.
 pub(super) const ACCOUNT_COLUMNS: &str = "player, currency, balance, blocked, max_bet, pending, \
-    pending_max_bet, pending_at, raise_asked_at, version";
+    pending_max_bet, pending_at, raise_asked_at, version, last_movement";
 
 /// An account's write replaces every column but its key.
 pub(super) const ACCOUNT_UPDATE: &str = " ON CONFLICT (player, currency) DO UPDATE SET \
     balance = excluded.balance, blocked = excluded.blocked, max_bet = excluded.max_bet, \
     pending = excluded.pending, pending_max_bet = excluded.pending_max_bet, \
     pending_at = excluded.pending_at, raise_asked_at = excluded.raise_asked_at, \
-    version = excluded.version";
+    version = excluded.version, last_movement = excluded.last_movement";
 
 /// A debit's newer mark replaces its older one.
 pub(super) const MARK_UPDATE: &str = " ON CONFLICT (debit) DO UPDATE SET state = excluded.state";
@@ -255,6 +257,12 @@ pub(super) fn refusal_text(m: &MovementRow) -> Result<Option<String>, StoreError
     m.refusal
         .as_ref()
         .map(|r| serde_json::to_string(r).map_err(|e| StoreError::Corrupt(e.to_string())))
+        .transpose()
+}
+
+/// The number of a movement `link` points to (`numbers`: the batch's, as written so far).
+pub(super) fn number(link: Option<Link>, numbers: &[i64]) -> Result<Option<i64>, StoreError> {
+    link.map(|link| link.number(numbers).map_err(StoreError::Corrupt))
         .transpose()
 }
 

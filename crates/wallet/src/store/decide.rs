@@ -26,6 +26,29 @@ pub(crate) struct AccountRow {
     pub(crate) raise_asked_at: Option<u64>,
     /// [`AccountView::version`]: the number of movements made on the account.
     pub(crate) version: u64,
+    /// Its newest movement, where its statement starts (none yet: `None`).
+    pub(crate) last: Option<Link>,
+}
+
+/// A movement as another row points to it: one stored (by its number), or one this batch
+/// writes (by its place in [`Writes::movements`], numbered by the database as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Link {
+    Stored(i64),
+    Written(usize),
+}
+
+impl Link {
+    /// Its number, `numbers` being those of the batch's movements written so far.
+    pub(crate) fn number(self, numbers: &[i64]) -> Result<i64, String> {
+        match self {
+            Link::Stored(seq) => Ok(seq),
+            Link::Written(place) => numbers
+                .get(place)
+                .copied()
+                .ok_or_else(|| format!("movement {place} of the batch is not numbered")),
+        }
+    }
 }
 
 impl AccountRow {
@@ -39,6 +62,7 @@ impl AccountRow {
             pending: None,
             raise_asked_at: None,
             version: 0,
+            last: None,
         }
     }
 
@@ -151,6 +175,10 @@ pub(crate) struct MovementRow {
     pub(crate) balance: Option<i64>,
     /// The account's version after it; `None` when refused, or stored before versions.
     pub(crate) version: Option<u64>,
+    /// The account's movement before it, so that a statement walks back from the newest
+    /// without an index over every player's movements (which changed a page of its own
+    /// for nearly every movement); `None` for the first, and when refused.
+    pub(crate) prev: Option<Link>,
     pub(crate) refusal: Option<WalletError>,
     pub(crate) at_ms: i64,
 }
@@ -515,6 +543,8 @@ impl Decider<'_> {
                 stored.delta = delta;
                 stored.balance = Some(row.balance);
                 stored.version = Some(row.version);
+                stored.prev = row.last;
+                row.last = Some(Link::Written(self.writes.movements.len()));
                 self.post(&stored);
                 if delta != 0 {
                     self.writes.changes.push(BalanceChange {
@@ -700,6 +730,7 @@ fn request_row(op: &Op, now_ms: u64) -> Option<MovementRow> {
         delta: 0,
         balance: None,
         version: None,
+        prev: None,
         refusal: None,
         at_ms,
     };

@@ -41,7 +41,7 @@ pub use decide::{Kind, LimitPolicy};
 pub use metrics::StoreMetrics;
 
 use commit::Committer;
-use decide::{AccountRow, Answer, CashKind, MovementRow, Op};
+use decide::{AccountRow, Answer, CashKind, Link, MovementRow, Op};
 use fields::{Fields, Sqlx};
 
 /// Why the store could not open or answer.
@@ -71,6 +71,14 @@ pub enum StoreError {
     OlderSchema { found: usize, known: usize },
     #[error("stored data is not valid: {0}")]
     Corrupt(String),
+    #[error(
+        "page token {token} names no movement of {player} in {currency}: start again from the first page"
+    )]
+    UnknownPage {
+        token: i64,
+        player: String,
+        currency: String,
+    },
 }
 
 /// The pool of either backend.
@@ -218,11 +226,11 @@ pub const MAX_PAGE: u32 = 1_000;
 const STATEMENT_CACHE: usize = 256;
 
 pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
-    pending, pending_max_bet, pending_at, raise_asked_at, version FROM accounts";
+    pending, pending_max_bet, pending_at, raise_asked_at, version, last_movement FROM accounts";
 
 pub(crate) const SELECT_MOVEMENT: &str = "SELECT seq, tx, kind, player, currency, amount, \
-    table_id, round_id, bet, position_total, credit_kind, refs, delta, balance, version, refusal, \
-    at_ms FROM movements";
+    table_id, round_id, bet, position_total, credit_kind, refs, delta, balance, version, prev, \
+    refusal, at_ms FROM movements";
 
 impl Store {
     /// Opens (creating if need be) the database at `url`, `sqlite://PATH` or
@@ -391,7 +399,11 @@ impl Store {
     }
 
     /// The player's movements in `currency`, newest first, `page_size` at most (up to
-    /// [`MAX_PAGE`]), before the cursor `before` (a page's `next`).
+    /// [`MAX_PAGE`]), after the movement `before` (a page's `next`) in that order.
+    ///
+    /// Each accepted movement names the account's one before it, and the account its
+    /// newest: the statement walks that chain back, so no index over every player's
+    /// movements is kept up to date at each commit for it.
     pub async fn statement(
         &self,
         player: &str,
@@ -401,19 +413,58 @@ impl Store {
     ) -> Result<Page, StoreError> {
         let size = page_size.clamp(1, MAX_PAGE);
         let rows = on_pool!(self.shared, |pool| {
-            let mut q = QueryBuilder::new(SELECT_MOVEMENT);
-            q.push(" WHERE player = ")
-                .push_bind(player)
-                .push(" AND currency = ")
-                .push_bind(currency)
-                .push(" AND refusal IS NULL AND seq < ")
-                .push_bind(before.unwrap_or(i64::MAX))
-                .push(" ORDER BY seq DESC LIMIT ")
-                .push_bind(i64::from(size) + 1);
-            let rows = q.build().fetch_all(pool).await?;
-            rows.iter()
-                .map(|row| listed(&Sqlx(row)))
-                .collect::<Result<Vec<_>, StoreError>>()?
+            let start: Option<i64> = match before {
+                None => {
+                    let last: Option<Option<i64>> = sqlx::query_scalar(
+                        "SELECT last_movement FROM accounts WHERE player = $1 AND currency = $2",
+                    )
+                    .bind(player)
+                    .bind(currency)
+                    .fetch_optional(pool)
+                    .await?;
+                    last.flatten()
+                }
+                Some(token) => {
+                    // Only a movement of this account leads on to its older ones.
+                    let prev: Option<Option<i64>> = sqlx::query_scalar(
+                        "SELECT prev FROM movements WHERE seq = $1 AND player = $2 \
+                         AND currency = $3 AND refusal IS NULL",
+                    )
+                    .bind(token)
+                    .bind(player)
+                    .bind(currency)
+                    .fetch_optional(pool)
+                    .await?;
+                    prev.ok_or_else(|| StoreError::UnknownPage {
+                        token,
+                        player: player.to_owned(),
+                        currency: currency.to_owned(),
+                    })?
+                }
+            };
+            match start {
+                None => Vec::new(),
+                Some(start) => {
+                    let rows = sqlx::query(&format!(
+                        "WITH RECURSIVE chain (link, n) AS (
+                            SELECT CAST($1 AS BIGINT), 1
+                            UNION ALL
+                            SELECT m.prev, chain.n + 1 FROM chain
+                            JOIN movements m ON m.seq = chain.link
+                            WHERE m.prev IS NOT NULL AND chain.n < $2
+                        )
+                        {SELECT_MOVEMENT} JOIN chain ON movements.seq = chain.link
+                        ORDER BY chain.n"
+                    ))
+                    .bind(start)
+                    .bind(i64::from(size) + 1)
+                    .fetch_all(pool)
+                    .await?;
+                    rows.iter()
+                        .map(|row| listed(&Sqlx(row)))
+                        .collect::<Result<Vec<_>, StoreError>>()?
+                }
+            }
         });
         Ok(page(rows, size))
     }
@@ -488,6 +539,76 @@ impl Store {
             }
             faults
         });
+        let mut faults = faults;
+        faults.extend(self.chain_faults().await?);
+        Ok(faults)
+    }
+
+    /// Checks that each account's movements form one chain from its newest back to its
+    /// first, which is what its statement lists: every link is to an earlier accepted
+    /// movement of the same account, no two movements follow the same one (nor more than
+    /// one start), and the account names its newest.
+    async fn chain_faults(&self) -> Result<Vec<String>, StoreError> {
+        let faults = on_pool!(self.shared, |pool| {
+            let mut faults = Vec::new();
+            let astray: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT m.tx, m.prev FROM movements m LEFT JOIN movements p ON p.seq = m.prev
+                 WHERE m.refusal IS NULL AND m.prev IS NOT NULL AND (p.seq IS NULL
+                    OR p.player <> m.player OR p.currency <> m.currency
+                    OR p.refusal IS NOT NULL OR p.seq >= m.seq)",
+            )
+            .fetch_all(pool)
+            .await?;
+            for (tx, prev) in astray {
+                faults.push(format!(
+                    "{tx} follows movement {prev}, which is not an earlier movement of its account"
+                ));
+            }
+            let forks: Vec<(String, String, Option<i64>, i64)> = sqlx::query_as(
+                "SELECT player, currency, prev, COUNT(*) FROM movements WHERE refusal IS NULL
+                 GROUP BY player, currency, prev HAVING COUNT(*) > 1",
+            )
+            .fetch_all(pool)
+            .await?;
+            for (player, currency, prev, count) in forks {
+                faults.push(match prev {
+                    Some(prev) => format!(
+                        "{count} movements of {player} in {currency} follow movement {prev}: its statement misses all but one"
+                    ),
+                    None => format!(
+                        "{count} movements of {player} in {currency} are its first: its statement misses all but one"
+                    ),
+                });
+            }
+            let heads: Vec<(String, String, Option<i64>, Option<i64>)> = sqlx::query_as(
+                "SELECT a.player, a.currency, a.last_movement, n.newest FROM accounts a
+                 LEFT JOIN (
+                    SELECT player, currency, MAX(seq) AS newest FROM movements
+                    WHERE refusal IS NULL GROUP BY player, currency
+                 ) n ON n.player = a.player AND n.currency = a.currency
+                 WHERE (a.last_movement IS NULL AND n.newest IS NOT NULL)
+                    OR (a.last_movement IS NOT NULL
+                        AND (n.newest IS NULL OR n.newest <> a.last_movement))",
+            )
+            .fetch_all(pool)
+            .await?;
+            for (player, currency, last, newest) in heads {
+                let account = format!("{player}'s {currency} account");
+                faults.push(match (last, newest) {
+                    (Some(last), Some(newest)) => {
+                        format!("{account} names movement {last} as its newest, not {newest}")
+                    }
+                    (None, Some(newest)) => {
+                        format!("{account} names no movement as its newest, not {newest}")
+                    }
+                    (Some(last), None) => {
+                        format!("{account} names movement {last} as its newest, but has none")
+                    }
+                    (None, None) => continue,
+                });
+            }
+            faults
+        });
         Ok(faults)
     }
 }
@@ -541,6 +662,7 @@ pub(crate) fn account_row(row: &impl Fields) -> Result<AccountRow, StoreError> {
         },
         raise_asked_at: row.count("raise_asked_at")?,
         version: row.count("version")?.unwrap_or(0),
+        last: row.int("last_movement")?.map(Link::Stored),
     })
 }
 
@@ -572,6 +694,7 @@ pub(crate) fn movement_row(row: &impl Fields) -> Result<MovementRow, StoreError>
         delta: row.int_of("delta")?,
         balance: row.int("balance")?,
         version: row.count("version")?,
+        prev: row.int("prev")?.map(Link::Stored),
         refusal: row
             .text("refusal")?
             .map(|r| serde_json::from_str(&r).map_err(|e| StoreError::Corrupt(e.to_string())))

@@ -4,13 +4,11 @@
 //! commits first is what this one decides on. Reads and writes go a piece of many rows at
 //! a time, each piece a power of two in size so that its statement is prepared once.
 
-use std::collections::HashMap;
-
 use sqlx::postgres::{PgConnection, PgPool};
 use sqlx::{QueryBuilder, Row as _};
 
 use super::commit::{
-    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count,
+    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count, number,
     refusal_text, tx_id,
 };
 use super::decide::{self, AccountRow, LimitPolicy, Loaded, Mark, Op, Writes};
@@ -21,7 +19,7 @@ use crate::api::TxId;
 /// Ids per `IN (…)` list.
 const IDS_PER_SELECT: usize = 1024;
 
-/// Movements per multi-row INSERT (16 parameters each), postings (4), accounts (10):
+/// Movements per multi-row INSERT (18 parameters each), postings (4), accounts (11):
 /// powers of two under PostgreSQL's 65,535 parameters.
 const MOVEMENTS_PER_INSERT: usize = 1024;
 const POSTINGS_PER_INSERT: usize = 4096;
@@ -109,15 +107,40 @@ async fn load(conn: &mut PgConnection, needs: &Needs<'_>) -> Result<Loaded, Stor
 }
 
 async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError> {
-    let mut numbered: HashMap<String, i64> = HashMap::with_capacity(writes.movements.len());
+    // The batch's numbers are taken before its rows are written, since a movement names
+    // the one before it on its account, often of the same batch. Ascending, so that the
+    // order of the numbers is the order decided.
+    let mut numbers: Vec<i64> = Vec::new();
+    if !writes.movements.is_empty() {
+        numbers = sqlx::query_scalar(
+            "SELECT nextval(pg_get_serial_sequence('movements', 'seq')) \
+             FROM generate_series(1, $1)",
+        )
+        .bind(i64::try_from(writes.movements.len()).unwrap_or(i64::MAX))
+        .fetch_all(&mut *conn)
+        .await?;
+        numbers.sort_unstable();
+    }
+    if numbers.len() != writes.movements.len() {
+        return Err(StoreError::Corrupt(format!(
+            "{} movement numbers for {} movements",
+            numbers.len(),
+            writes.movements.len()
+        )));
+    }
+    let mut first = 0;
     for piece in pieces(&writes.movements, MOVEMENTS_PER_INSERT) {
-        let refusals = piece
+        let rows = piece
             .iter()
-            .map(refusal_text)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut q = QueryBuilder::new(format!("INSERT INTO movements ({MOVEMENT_COLUMNS}) "));
-        q.push_values(piece.iter().zip(&refusals), |mut b, (m, refusal)| {
-            b.push_bind(m.tx.as_str())
+            .map(|m| Ok((refusal_text(m)?, number(m.prev, &numbers)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let seqs = &numbers[first..first + piece.len()];
+        first += piece.len();
+        let mut q = QueryBuilder::new(format!("INSERT INTO movements (seq, {MOVEMENT_COLUMNS}) "));
+        let values = piece.iter().zip(seqs).zip(&rows);
+        q.push_values(values, |mut b, ((m, seq), (refusal, prev))| {
+            b.push_bind(*seq)
+                .push_bind(m.tx.as_str())
                 .push_bind(m.kind.as_str())
                 .push_bind(m.player.as_str())
                 .push_bind(m.currency.as_str())
@@ -132,31 +155,16 @@ async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError
                 .push_bind(m.balance)
                 .push_bind(m.version.map(count))
                 .push_bind(refusal.as_deref())
-                .push_bind(m.at_ms);
+                .push_bind(m.at_ms)
+                .push_bind(*prev);
         });
-        // The numbers the database gave, by id: RETURNING's rows need not come in the
-        // order of VALUES, and another store's numbers may come between.
-        q.push(" RETURNING seq, tx");
-        for row in q.build().fetch_all(&mut *conn).await? {
-            let tx: String = row.try_get(1)?;
-            numbered.insert(tx, row.try_get::<i64, _>(0)?);
-        }
+        q.build().execute(&mut *conn).await?;
     }
     for piece in pieces(&writes.postings, POSTINGS_PER_INSERT) {
-        let movements = piece
-            .iter()
-            .map(|p| {
-                let tx = writes.movements[p.movement].tx.as_str();
-                numbered
-                    .get(tx)
-                    .copied()
-                    .ok_or_else(|| StoreError::Corrupt(format!("movement {tx} was not numbered")))
-            })
-            .collect::<Result<Vec<i64>, _>>()?;
         let mut q =
             QueryBuilder::new("INSERT INTO postings (movement, account, currency, amount) ");
-        q.push_values(piece.iter().zip(movements), |mut b, (p, movement)| {
-            b.push_bind(movement)
+        q.push_values(piece, |mut b, p| {
+            b.push_bind(numbers[p.movement])
                 .push_bind(p.account.as_str())
                 .push_bind(p.currency.as_str())
                 .push_bind(p.amount);
@@ -172,10 +180,14 @@ async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError
         q.push(MARK_UPDATE);
         q.build().execute(&mut *conn).await?;
     }
-    let accounts: Vec<&AccountRow> = writes.accounts.values().collect();
+    let accounts = writes
+        .accounts
+        .values()
+        .map(|a| Ok((a, number(a.last, &numbers)?)))
+        .collect::<Result<Vec<(&AccountRow, Option<i64>)>, StoreError>>()?;
     for piece in pieces(&accounts, ACCOUNTS_PER_INSERT) {
         let mut q = QueryBuilder::new(format!("INSERT INTO accounts ({ACCOUNT_COLUMNS}) "));
-        q.push_values(piece, |mut b, a| {
+        q.push_values(piece, |mut b, (a, last)| {
             b.push_bind(a.player.as_str())
                 .push_bind(a.currency.as_str())
                 .push_bind(a.balance)
@@ -185,7 +197,8 @@ async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError
                 .push_bind(a.pending.and_then(|(max, _)| max))
                 .push_bind(a.pending.map(|(_, at)| count(at)))
                 .push_bind(a.raise_asked_at.map(count))
-                .push_bind(count(a.version));
+                .push_bind(count(a.version))
+                .push_bind(*last);
         });
         q.push(ACCOUNT_UPDATE);
         q.build().execute(&mut *conn).await?;

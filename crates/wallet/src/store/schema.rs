@@ -72,6 +72,24 @@ const MIGRATIONS: &[&str] = &[
         FROM postings p JOIN movements m ON m.tx = p.tx;
     DROP TABLE postings;
     ALTER TABLE postings_by_movement RENAME TO postings",
+    // 4: a player's movements as a chain, each accepted movement naming the account's one
+    // before it and the account its newest, in place of the index over (player, currency,
+    // seq). Players' movements interleave, so that index changed a page of its own for
+    // nearly every movement, written at each commit and again at checkpoint; the account's
+    // row is written anyway. The chain is built from that index before it goes.
+    "ALTER TABLE movements ADD COLUMN prev BIGINT;
+    ALTER TABLE accounts ADD COLUMN last_movement BIGINT;
+    UPDATE movements SET prev = (
+        SELECT MAX(earlier.seq) FROM movements earlier
+        WHERE earlier.player = movements.player AND earlier.currency = movements.currency
+            AND earlier.refusal IS NULL AND earlier.seq < movements.seq
+    ) WHERE refusal IS NULL;
+    UPDATE accounts SET last_movement = (
+        SELECT MAX(m.seq) FROM movements m
+        WHERE m.player = accounts.player AND m.currency = accounts.currency
+            AND m.refusal IS NULL
+    );
+    DROP INDEX movements_player",
 ];
 
 /// Applies every migration not yet applied.

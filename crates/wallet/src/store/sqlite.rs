@@ -15,7 +15,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::commit::{
-    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count,
+    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count, number,
     refusal_text, tx_id,
 };
 use super::decide::{self, LimitPolicy, Loaded, Mark, Op, Writes};
@@ -26,8 +26,8 @@ use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_r
 const CACHE_KIB: i64 = -65_536;
 
 /// Pages in the WAL before they are copied back into the file (SQLite's default: 1,000).
-/// Every movement changes a page of three indexes spread over their keys (its id, its
-/// player's movements, its account), and most of those pages are changed again by the
+/// Every movement changes a page of an index and a table spread over their keys (its id,
+/// its account), and most of those pages are changed again by the
 /// next commits: copied back four times less often, each is copied once for more
 /// commits. The copy is made by the commit that crosses the mark, which waits for it, so
 /// the mark is not higher: at 16,000 pages the waits showed in the slowest answers. The
@@ -197,7 +197,7 @@ fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
     let mut numbers = Vec::with_capacity(writes.movements.len());
     let mut insert = conn.prepare_cached(&format!(
         "INSERT INTO movements ({MOVEMENT_COLUMNS}) VALUES
-            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
     ))?;
     for m in &writes.movements {
         insert.execute(params![
@@ -217,6 +217,7 @@ fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
             m.version.map(count),
             refusal_text(m)?,
             m.at_ms,
+            number(m.prev, &numbers)?,
         ])?;
         // The one writer holds the lock: the row just inserted is the connection's last.
         numbers.push(conn.last_insert_rowid());
@@ -240,7 +241,7 @@ fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
     }
     let mut upsert = conn.prepare_cached(&format!(
         "INSERT INTO accounts ({ACCOUNT_COLUMNS}) VALUES
-            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10){ACCOUNT_UPDATE}"
+            (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11){ACCOUNT_UPDATE}"
     ))?;
     for a in writes.accounts.values() {
         upsert.execute(params![
@@ -254,6 +255,7 @@ fn save(conn: &Connection, writes: &Writes) -> Result<(), StoreError> {
             a.pending.map(|(_, at)| count(at)),
             a.raise_asked_at.map(count),
             count(a.version),
+            number(a.last, &numbers)?,
         ])?;
     }
     Ok(())
