@@ -22,7 +22,7 @@
 //! the round record. An entry that moves money to or from a player's wallet carries the
 //! wallet transaction (`tx`) that moved it, which `banco audit reconcile` matches.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub use banco_records::round::{Account, Entry, EntryKind};
 
@@ -62,8 +62,10 @@ pub struct Ledger {
     /// Entries of the current round, in order; their keys are unique among them.
     round: Vec<Entry>,
     /// Position in `round` of each key, so that a posting finds an earlier use of its key
-    /// without scanning the round (a busy round holds thousands of stakes).
-    round_keys: BTreeMap<String, usize>,
+    /// without scanning the round (a busy round holds thousands of stakes). Hashed: the
+    /// keys of a round share their long start (`stake:debit:<round>:`), which a search in
+    /// order compares again at every step (2 % of `banco-bench bets`' CPU, perf).
+    round_keys: HashMap<String, usize>,
 }
 
 impl Ledger {
