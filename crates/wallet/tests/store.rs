@@ -861,6 +861,42 @@ async fn the_books_check_names_each_fault(db: TestDb) {
     );
 }
 
+/// A wallet written at schema 3 (each player's movements found through an index, not
+/// chained) opens with every accepted movement chained to the account's one before it:
+/// statements list the same movements, refusals still out of them, and the books check
+/// finds the chains whole.
+async fn a_wallet_from_schema_3_chains_its_movements(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    deposit(&store, "dep-bob", "bob", 500).await;
+    store.debit(&debit("d1", "alice", 100)).await.unwrap();
+    store.debit(&debit("d2", "bob", 100)).await.unwrap();
+    store
+        .debit(&debit("refused", "alice", 5_000))
+        .await
+        .unwrap_err();
+    store.debit(&debit("d3", "alice", 200)).await.unwrap();
+    store.close().await;
+    drop(store);
+    db.execute(
+        "ALTER TABLE movements DROP COLUMN prev;
+        ALTER TABLE accounts DROP COLUMN last_movement;
+        CREATE INDEX movements_player ON movements (player, currency, seq);
+        DELETE FROM wallet_schema_version WHERE version = 4",
+    )
+    .await;
+    let store = open(&db).await;
+    books_balance(&store).await;
+    assert_eq!(statement(&store, "alice").await, ["d3", "d1", "dep-1"]);
+    assert_eq!(statement(&store, "bob").await, ["d2", "dep-bob"]);
+    store.debit(&debit("d4", "alice", 300)).await.unwrap();
+    assert_eq!(
+        statement(&store, "alice").await,
+        ["d4", "d3", "d1", "dep-1"]
+    );
+    books_balance(&store).await;
+}
+
 /// A reader beside a running store (an auditor's reconciliation) lists what it wrote, and
 /// can write nothing.
 async fn a_read_only_store_lists_and_writes_nothing(db: TestDb) {
@@ -892,6 +928,7 @@ async fn a_read_only_store_lists_and_writes_nothing(db: TestDb) {
 banco_testdb::both_backends!(
     file = "wallet.db";
     a_read_only_store_lists_and_writes_nothing,
+    a_wallet_from_schema_3_chains_its_movements,
     the_books_check_names_each_fault,
     every_movement_and_refusal,
     conflicts_name_what_differs,
