@@ -151,6 +151,11 @@ pub struct BalanceChange {
     pub table: String,
 }
 
+/// Balance changes committed together, in order. One message per commit rather than per
+/// change: every table receives every change to skip those it made itself, and a busy
+/// wallet commits a few hundred changes at once.
+pub type Changes = std::sync::Arc<[BalanceChange]>;
+
 /// Why a wallet did not make a movement. Only [`WalletError::Unavailable`] may succeed when
 /// sent again as it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -230,10 +235,11 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
     ) -> BoxFuture<'a, Result<SelfLimit, WalletError>>;
 
     /// Every balance change from now on, of every player, for as long as the receiver is
-    /// kept (a receiver that lags is told how many it missed, and should read the accounts
-    /// it shows again). `None`: this wallet cannot tell (an operator's wallet tells nobody):
-    /// a table then shows the balance of each receipt and refreshes on subscribe.
-    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<BalanceChange>>;
+    /// kept, the changes committed together in one message (a receiver that lags is told
+    /// how many messages it missed, and should read the accounts it shows again). `None`:
+    /// this wallet cannot tell (an operator's wallet tells nobody): a table then shows the
+    /// balance of each receipt and refreshes on subscribe.
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Changes>>;
 }
 
 /// Each of `debits` on its own, all at once, each within `timeout`: the answers in their

@@ -32,8 +32,8 @@ pub mod seamless;
 pub mod store;
 
 pub use api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, CreditKind, Debit,
-    LimitChange, Receipt, SelfLimit, TxId, TxIdError, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, CreditKind,
+    Debit, LimitChange, Receipt, SelfLimit, TxId, TxIdError, Wallet, WalletError,
 };
 pub use memory::MemoryWallet;
 pub use store::{Store, StoreError, StoreOptions};

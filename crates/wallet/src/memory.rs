@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
-    Receipt, SelfLimit, TxId, Wallet, WalletError,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, Debit,
+    LimitChange, Receipt, SelfLimit, TxId, Wallet, WalletError,
 };
 
 /// What one transaction id was used for, and the answer it got.
@@ -52,7 +52,7 @@ impl State {
 #[derive(Debug)]
 pub struct MemoryWallet {
     state: Mutex<State>,
-    changes: broadcast::Sender<BalanceChange>,
+    changes: broadcast::Sender<Changes>,
     /// The next calls answer [`WalletError::Unavailable`] without doing anything.
     fail_next: AtomicUsize,
     calls: AtomicUsize,
@@ -189,7 +189,7 @@ impl MemoryWallet {
         table: &str,
     ) {
         // Nobody listening is not an error.
-        let _ = self.changes.send(BalanceChange {
+        let _ = self.changes.send(Changes::from([BalanceChange {
             player: player.to_owned(),
             currency: currency.to_owned(),
             balance: receipt.balance,
@@ -197,7 +197,7 @@ impl MemoryWallet {
             tx: receipt.tx.clone(),
             reason: reason.to_owned(),
             table: table.to_owned(),
-        });
+        }]));
     }
 
     fn do_debit(&self, debit: &Debit) -> Result<Receipt, WalletError> {
@@ -467,7 +467,7 @@ impl Wallet for MemoryWallet {
         Box::pin(async move { answer })
     }
 
-    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+    fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         Some(self.changes.subscribe())
     }
 }

@@ -459,8 +459,10 @@ async fn watch_balances_sees_a_deposit(db: TestDb) {
             .await
             .unwrap();
         made.push(key);
-        if let Ok(change) = tokio::time::timeout(Duration::from_millis(200), changes.recv()).await {
-            break change.unwrap();
+        if let Ok(committed) =
+            tokio::time::timeout(Duration::from_millis(200), changes.recv()).await
+        {
+            break committed.unwrap()[0].clone();
         }
     };
     assert!(

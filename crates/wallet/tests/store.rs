@@ -639,7 +639,9 @@ async fn balance_changes_are_published(db: TestDb) {
     store.cancel(&cancel_of(&d1)).await.unwrap();
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let c = changes.recv().await.unwrap();
+        let committed = changes.recv().await.unwrap();
+        assert_eq!(committed.len(), 1, "one request, one commit: {committed:?}");
+        let c = committed[0].clone();
         seen.push((c.reason, c.delta, c.balance, c.table, c.tx.to_string()));
     }
     assert_eq!(
@@ -669,6 +671,17 @@ async fn balance_changes_are_published(db: TestDb) {
         ]
     );
     assert!(changes.try_recv().is_err(), "a replay changes nothing");
+    // Debits sent together commit together: their changes come in one message, in order.
+    let debits = [debit("d2", "alice", 100), debit("d3", "alice", 200)];
+    for answer in store.debit_many(&debits, Duration::from_secs(10)).await {
+        answer.unwrap();
+    }
+    let committed = changes.recv().await.unwrap();
+    let seen: Vec<(String, i64)> = committed
+        .iter()
+        .map(|c| (c.tx.to_string(), c.balance))
+        .collect();
+    assert_eq!(seen, [("d2".to_owned(), 900), ("d3".to_owned(), 700)]);
 }
 
 /// Every movement raises its account's version, so a table told two balances keeps the

@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::{BalanceChange, Debit, Receipt, Wallet, WalletError};
+use banco_wallet::{BalanceChange, Changes, Debit, Receipt, Wallet, WalletError};
 use futures::stream::{FuturesOrdered, StreamExt as _};
 use tokio::sync::{broadcast, mpsc};
 
@@ -107,8 +107,12 @@ pub(crate) async fn run(
                 Some(WalletWork::Owed(owed)) => queue.push_back(owed),
                 None => return,
             },
-            change = next_change(&mut changes), if changes.is_some() => match change {
-                Some(change) => relay(wallet.as_ref(), &actor, &currency, change).await,
+            committed = next_changes(&mut changes), if changes.is_some() => match committed {
+                Some(committed) => {
+                    for change in committed.iter() {
+                        relay(wallet.as_ref(), &actor, &currency, change).await;
+                    }
+                }
                 None => changes = None,
             },
             Some(ack) = in_flight.next(), if !in_flight.is_empty() => {
@@ -127,20 +131,18 @@ pub(crate) async fn run(
     }
 }
 
-/// The next change the wallet tells; `None` once it tells no more.
-async fn next_change(
-    changes: &mut Option<broadcast::Receiver<BalanceChange>>,
-) -> Option<BalanceChange> {
+/// The next changes the wallet tells (those of a commit); `None` once it tells no more.
+async fn next_changes(changes: &mut Option<broadcast::Receiver<Changes>>) -> Option<Changes> {
     let receiver = changes.as_mut()?;
     loop {
         match receiver.recv().await {
-            Ok(change) => return Some(change),
+            Ok(changes) => return Some(changes),
             // Balances are absolute: a missed change is made good by the next one, and a
             // player joining reads their balance from the wallet.
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::warn!(
                     missed,
-                    "wallet: balance changes missed (the table was busy)"
+                    "wallet: the balance changes of commits missed (the table was busy)"
                 );
             }
             Err(broadcast::error::RecvError::Closed) => return None,
@@ -152,7 +154,7 @@ async fn next_change(
 /// balance. Its own movements the table knows from the wallet's answers. The balance is
 /// read again rather than taken from the change: changes reach the table after its own
 /// answers in any order, and an older balance must not replace a newer one.
-async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change: BalanceChange) {
+async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change: &BalanceChange) {
     if change.table == actor.table_id() || change.currency != currency {
         return;
     }
@@ -170,10 +172,10 @@ async fn relay(wallet: &dyn Wallet, actor: &TableHandle, currency: &str, change:
         return;
     }
     let command = Command::WalletChanged {
-        player: change.player,
+        player: change.player.clone(),
         balance,
         delta: change.delta,
-        reason: change.reason,
+        reason: change.reason.clone(),
         version,
         now_ms: 0,
     };

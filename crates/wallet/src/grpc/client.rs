@@ -24,8 +24,8 @@ use tonic::{Code, Status};
 
 use super::convert::{answer_of, debit_answer_of};
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
-    Receipt, SelfLimit, Wallet, WalletError, debit_each, no_answer,
+    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, Debit,
+    LimitChange, Receipt, SelfLimit, Wallet, WalletError, debit_each, no_answer,
 };
 use crate::store::Movement;
 
@@ -98,7 +98,7 @@ impl fmt::Debug for GrpcWallet {
 /// The task that feeds the changes, stopped with the last clone of its wallet.
 #[derive(Debug)]
 struct Watcher {
-    changes: broadcast::Sender<BalanceChange>,
+    changes: broadcast::Sender<Changes>,
     task: JoinHandle<()>,
 }
 
@@ -289,7 +289,7 @@ impl GrpcWallet {
 }
 
 /// WatchBalances into `changes`, watching again whenever a watch ends.
-async fn watch(mut client: Client, url: String, changes: broadcast::Sender<BalanceChange>) {
+async fn watch(mut client: Client, url: String, changes: broadcast::Sender<Changes>) {
     use pb::watch_balances_reply::Event;
     let mut wait = WATCH_RETRY.0;
     loop {
@@ -304,7 +304,7 @@ async fn watch(mut client: Client, url: String, changes: broadcast::Sender<Balan
                             event: Some(Event::Change(change)),
                         })) => match BalanceChange::try_from(change) {
                             // No receiver now is no error: nobody shows a balance yet.
-                            Ok(change) => drop(changes.send(change)),
+                            Ok(change) => drop(changes.send(Changes::from([change]))),
                             Err(e) => {
                                 tracing::warn!(wallet = %url, "unreadable balance change: {e}")
                             }
@@ -475,7 +475,7 @@ impl Wallet for GrpcWallet {
         })
     }
 
-    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+    fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         self.watcher().map(|w| w.changes.subscribe())
     }
 }

@@ -443,28 +443,31 @@ fn page_out(page: Page) -> (Vec<pb::Movement>, String) {
 /// server stops (then UNAVAILABLE, so the watcher knows to watch again elsewhere or
 /// later).
 fn watch_stream(
-    mut changes: broadcast::Receiver<crate::api::BalanceChange>,
+    mut changes: broadcast::Receiver<crate::api::Changes>,
     mut stopping: watch::Receiver<bool>,
 ) -> ReceiverStream<Result<pb::WatchBalancesReply, Status>> {
     use pb::watch_balances_reply::Event;
     let (tx, rx) = mpsc::channel(WATCH_BUFFER);
     tokio::spawn(async move {
         loop {
-            let event = tokio::select! {
+            let events: Vec<Event> = tokio::select! {
                 () = stopped(&mut stopping) => {
                     let _ = tx.send(Err(Status::unavailable("the wallet is stopping"))).await;
                     return;
                 }
                 () = tx.closed() => return,
-                change = changes.recv() => match change {
-                    Ok(change) => Event::Change(change.into()),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => Event::Missed(missed),
+                changes = changes.recv() => match changes {
+                    Ok(changes) => changes.iter().map(|c| Event::Change(c.clone().into())).collect(),
+                    // At least this many changes: a message is a commit's changes.
+                    Err(broadcast::error::RecvError::Lagged(missed)) => vec![Event::Missed(missed)],
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
             };
-            let reply = pb::WatchBalancesReply { event: Some(event) };
-            if tx.send(Ok(reply)).await.is_err() {
-                return;
+            for event in events {
+                let reply = pb::WatchBalancesReply { event: Some(event) };
+                if tx.send(Ok(reply)).await.is_err() {
+                    return;
+                }
             }
         }
     });

@@ -17,7 +17,7 @@ use super::protocol::{
 };
 use super::signature::SeamlessSecret;
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, LimitChange, Receipt, SelfLimit,
+    AccountView, BoxFuture, Cancel, Changes, Credit, Debit, LimitChange, Receipt, SelfLimit,
     Wallet, WalletError,
 };
 
@@ -319,7 +319,7 @@ impl Wallet for SeamlessWallet {
     }
 
     /// An operator's wallet tells nobody of its changes.
-    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<BalanceChange>> {
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Changes>> {
         None
     }
 }

@@ -7,8 +7,8 @@ use tokio::sync::broadcast;
 
 use crate::MemoryWallet;
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Credit, Debit, LimitChange, Receipt, SelfLimit,
-    TxId, Wallet, WalletError,
+    AccountView, BoxFuture, Cancel, Changes, Credit, Debit, LimitChange, Receipt, SelfLimit, TxId,
+    Wallet, WalletError,
 };
 
 /// A deliberately wrong wallet: it answers a cancel of a debit it has not seen with OK but
@@ -73,7 +73,7 @@ impl Wallet for ForgetsEarlyCancels {
         self.inner.set_self_limit(change)
     }
 
-    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+    fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         self.inner.changes()
     }
 }

@@ -178,14 +178,16 @@ async fn write(
     ops: Arc<[Op]>,
 ) -> Result<Vec<Result<Answer, WalletError>>, StoreError> {
     let now_ms = shared.clock.now_ms();
-    let (answers, writes) = match &shared.writer {
+    let (answers, mut writes) = match &shared.writer {
         Writer::Sqlite(writer) => writer.write(Arc::clone(&ops), now_ms, shared.policy).await,
         Writer::Postgres(pool) => super::postgres::write(pool, &ops, now_ms, shared.policy).await,
         Writer::ReadOnly => Err(StoreError::ReadOnly),
     }?;
-    for change in writes.changes {
+    if !writes.changes.is_empty() {
         // Nobody listening is not an error.
-        let _ = shared.changes.send(change);
+        let _ = shared
+            .changes
+            .send(std::mem::take(&mut writes.changes).into());
     }
     if let Some(metrics) = &shared.metrics {
         metrics.decided(&ops, &answers, writes.accounts.len());

@@ -22,8 +22,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSy
 use tokio::sync::broadcast;
 
 use crate::api::{
-    AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Credit, Debit, LimitChange,
-    Receipt, SelfLimit, TxId, Wallet, WalletError,
+    AccountView, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, Debit, LimitChange, Receipt,
+    SelfLimit, TxId, Wallet, WalletError,
 };
 
 mod clock;
@@ -166,7 +166,7 @@ pub(crate) struct Shared {
     pub(crate) writer: Writer,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) policy: LimitPolicy,
-    pub(crate) changes: broadcast::Sender<BalanceChange>,
+    pub(crate) changes: broadcast::Sender<Changes>,
     pub(crate) metrics: Option<StoreMetrics>,
 }
 
@@ -806,7 +806,7 @@ impl Wallet for Store {
         })
     }
 
-    fn changes(&self) -> Option<broadcast::Receiver<BalanceChange>> {
+    fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         Some(self.shared.changes.subscribe())
     }
 }
