@@ -262,10 +262,16 @@ pub(super) fn refusal_text(m: &MovementRow) -> Result<Option<String>, StoreError
         .transpose()
 }
 
-/// The number of a movement `link` points to (`numbers`: the batch's, as written so far).
+/// The number of the movement `link` points to (`numbers`: the batch's, as written so
+/// far).
 pub(super) fn number(link: Option<Link>, numbers: &[i64]) -> Result<Option<i64>, StoreError> {
-    link.map(|link| link.number(numbers).map_err(StoreError::Corrupt))
-        .transpose()
+    match link {
+        None => Ok(None),
+        Some(Link::Stored(seq)) => Ok(Some(seq)),
+        Some(Link::Written(place)) => numbers.get(place).copied().map(Some).ok_or_else(|| {
+            StoreError::Corrupt(format!("movement {place} of the batch is not numbered"))
+        }),
+    }
 }
 
 pub(crate) fn tx_id(text: String) -> Result<TxId, StoreError> {

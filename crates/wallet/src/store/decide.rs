@@ -38,19 +38,6 @@ pub(crate) enum Link {
     Written(usize),
 }
 
-impl Link {
-    /// Its number, `numbers` being those of the batch's movements written so far.
-    pub(crate) fn number(self, numbers: &[i64]) -> Result<i64, String> {
-        match self {
-            Link::Stored(seq) => Ok(seq),
-            Link::Written(place) => numbers
-                .get(place)
-                .copied()
-                .ok_or_else(|| format!("movement {place} of the batch is not numbered")),
-        }
-    }
-}
-
 impl AccountRow {
     pub(crate) fn empty(player: &str, currency: &str) -> AccountRow {
         AccountRow {

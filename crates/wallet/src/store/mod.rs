@@ -442,29 +442,27 @@ impl Store {
                     })?
                 }
             };
-            match start {
-                None => Vec::new(),
-                Some(start) => {
-                    let rows = sqlx::query(&format!(
-                        "WITH RECURSIVE chain (link, n) AS (
-                            SELECT CAST($1 AS BIGINT), 1
-                            UNION ALL
-                            SELECT m.prev, chain.n + 1 FROM chain
-                            JOIN movements m ON m.seq = chain.link
-                            WHERE m.prev IS NOT NULL AND chain.n < $2
-                        )
-                        {SELECT_MOVEMENT} JOIN chain ON movements.seq = chain.link
-                        ORDER BY chain.n"
-                    ))
-                    .bind(start)
-                    .bind(i64::from(size) + 1)
-                    .fetch_all(pool)
-                    .await?;
-                    rows.iter()
-                        .map(|row| listed(&Sqlx(row)))
-                        .collect::<Result<Vec<_>, StoreError>>()?
-                }
-            }
+            let Some(start) = start else {
+                return Ok(page(Vec::new(), size));
+            };
+            let rows = sqlx::query(&format!(
+                "WITH RECURSIVE chain (link, n) AS (
+                    SELECT CAST($1 AS BIGINT), 1
+                    UNION ALL
+                    SELECT m.prev, chain.n + 1 FROM chain
+                    JOIN movements m ON m.seq = chain.link
+                    WHERE m.prev IS NOT NULL AND chain.n < $2
+                )
+                {SELECT_MOVEMENT} JOIN chain ON movements.seq = chain.link
+                ORDER BY chain.n"
+            ))
+            .bind(start)
+            .bind(i64::from(size) + 1)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|row| listed(&Sqlx(row)))
+                .collect::<Result<Vec<_>, StoreError>>()?
         });
         Ok(page(rows, size))
     }
@@ -500,10 +498,11 @@ impl Store {
         Ok(page(rows, size))
     }
 
-    /// Checks the books: every movement's postings sum to zero, and every player's
-    /// balance is the sum of that account's postings. Each fault found, in words.
+    /// Checks the books: every movement's postings sum to zero, every player's balance is
+    /// the sum of that account's postings, and each account's movements are chained
+    /// whole ([`Store::chain_faults`]). Each fault found, in words.
     pub async fn check_books(&self) -> Result<Vec<String>, StoreError> {
-        let faults = on_pool!(self.shared, |pool| {
+        let mut faults = on_pool!(self.shared, |pool| {
             let mut faults = Vec::new();
             let unbalanced: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
                 "SELECT p.movement, m.tx, CAST(SUM(p.amount) AS BIGINT)
@@ -539,7 +538,6 @@ impl Store {
             }
             faults
         });
-        let mut faults = faults;
         faults.extend(self.chain_faults().await?);
         Ok(faults)
     }

@@ -4,7 +4,7 @@
 //! commits first is what this one decides on. Reads and writes go a piece of many rows at
 //! a time, each piece a power of two in size so that its statement is prepared once.
 
-use sqlx::postgres::{PgConnection, PgPool};
+use sqlx::postgres::{PgConnection, PgPool, Postgres};
 use sqlx::{QueryBuilder, Row as _};
 
 use super::commit::{
@@ -75,25 +75,14 @@ async fn load(conn: &mut PgConnection, needs: &Needs<'_>) -> Result<Loaded, Stor
         }
     }
     for piece in pieces(&needs.ids, IDS_PER_SELECT) {
-        let mut q = QueryBuilder::new(SELECT_MOVEMENT);
-        q.push(" WHERE tx IN (");
-        let mut list = q.separated(", ");
-        for id in piece {
-            list.push_bind(*id);
-        }
-        q.push(")");
+        let mut q = select_in(SELECT_MOVEMENT, "tx", piece);
         for row in q.build().fetch_all(&mut *conn).await? {
             let movement = movement_row(&Sqlx(&row))?;
             loaded.seen.insert(movement.tx.clone(), movement);
         }
     }
     for piece in pieces(&needs.debits, IDS_PER_SELECT) {
-        let mut q = QueryBuilder::new("SELECT debit, state FROM debit_marks WHERE debit IN (");
-        let mut list = q.separated(", ");
-        for id in piece {
-            list.push_bind(*id);
-        }
-        q.push(")");
+        let mut q = select_in("SELECT debit, state FROM debit_marks", "debit", piece);
         for row in q.build().fetch_all(&mut *conn).await? {
             let debit: String = row.try_get(0)?;
             let state: String = row.try_get(1)?;
@@ -106,21 +95,33 @@ async fn load(conn: &mut PgConnection, needs: &Needs<'_>) -> Result<Loaded, Stor
     Ok(loaded)
 }
 
+/// `select` of the rows whose `column` is one of `ids`.
+fn select_in<'a>(select: &str, column: &str, ids: &[&'a str]) -> QueryBuilder<'a, Postgres> {
+    let mut q = QueryBuilder::new(format!("{select} WHERE {column} IN ("));
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(*id);
+    }
+    q.push(")");
+    q
+}
+
 async fn save(conn: &mut PgConnection, writes: &Writes) -> Result<(), StoreError> {
     // The batch's numbers are taken before its rows are written, since a movement names
     // the one before it on its account, often of the same batch. Ascending, so that the
     // order of the numbers is the order decided.
-    let mut numbers: Vec<i64> = Vec::new();
-    if !writes.movements.is_empty() {
-        numbers = sqlx::query_scalar(
+    let mut numbers: Vec<i64> = if writes.movements.is_empty() {
+        Vec::new()
+    } else {
+        sqlx::query_scalar(
             "SELECT nextval(pg_get_serial_sequence('movements', 'seq')) \
              FROM generate_series(1, $1)",
         )
         .bind(i64::try_from(writes.movements.len()).unwrap_or(i64::MAX))
         .fetch_all(&mut *conn)
-        .await?;
-        numbers.sort_unstable();
-    }
+        .await?
+    };
+    numbers.sort_unstable();
     if numbers.len() != writes.movements.len() {
         return Err(StoreError::Corrupt(format!(
             "{} movement numbers for {} movements",
