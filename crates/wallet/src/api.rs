@@ -153,7 +153,7 @@ pub struct BalanceChange {
 
 /// Balance changes committed together, in order. One message per commit rather than per
 /// change: every table receives every change to skip those it made itself, and a busy
-/// wallet commits a few hundred changes at once.
+/// wallet commits tens to hundreds at once (127 a commit in `banco-bench wallet`).
 pub type Changes = std::sync::Arc<[BalanceChange]>;
 
 /// Why a wallet did not make a movement. Only [`WalletError::Unavailable`] may succeed when
