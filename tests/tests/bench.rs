@@ -114,3 +114,42 @@ fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
         );
     }
 }
+
+/// `banco-bench bets --rate`: an open loop, each bet sent when it is due whatever is in
+/// flight, and the same checks of every bet and balance as with a fixed number in flight.
+#[test]
+fn the_bets_bench_offers_a_rate_and_still_checks_the_money() {
+    let out = banco_bench()
+        .args(["bets", "--players", "30", "--bets-per-player", "4"])
+        .args(["--rate", "600", "--wallet", "embedded"])
+        .output()
+        .unwrap();
+    let text = banco_e2e::output_text(&out);
+    assert!(out.status.success(), "{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("offered 600 bets/s (each sent when due, at most ")
+            && stdout.contains("90 timed bets (after 30 warm-up) in ")
+            && stdout.contains("totals and all 30 balances check"),
+        "{text}"
+    );
+    // 90 bets at 600 a second take 0.15 s at the least: the schedule is kept, not raced.
+    let seconds: f64 = stdout
+        .split(" timed bets (after 30 warm-up) in ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(seconds >= 0.148, "{seconds} s: {text}");
+
+    let out = banco_bench()
+        .args(["bets", "--rate", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        banco_e2e::output_text(&out).contains("--rate must be at least 1 bet a second"),
+        "{}",
+        banco_e2e::output_text(&out)
+    );
+}

@@ -1,6 +1,7 @@
 //! `banco-bench bets`: a validator and a broadcaster (a real table actor journaling to a
 //! temporary folder) in this process, a shoe opened and betting open, then `--players`
-//! players each placing `--bets-per-player` bets, `--concurrency` requests in flight.
+//! players each placing `--bets-per-player` bets, `--concurrency` requests in flight, or
+//! with `--rate R` each bet sent at its time, R a second, however many are in flight.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use banco_rules::BetKind;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
+use futures::stream::{FuturesUnordered, StreamExt as _};
 use tokio::task::JoinSet;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
@@ -33,6 +35,7 @@ pub(super) async fn bench_bets(
     players: usize,
     per_player: usize,
     concurrency: usize,
+    rate: Option<u32>,
     wallet: BenchWallet,
 ) -> anyhow::Result<()> {
     ensure!(players > 0, "--players must be at least 1");
@@ -41,6 +44,7 @@ pub(super) async fn bench_bets(
         "--bets-per-player {per_player}: must be 1 to 180 (500 on each position in turn stays under the 10,200 maximum)"
     );
     ensure!(concurrency > 0, "--concurrency must be at least 1");
+    ensure!(rate != Some(0), "--rate must be at least 1 bet a second");
     let issuer = keys()?;
     let welcome = STAKE * per_player as i64;
     let hosted =
@@ -117,21 +121,34 @@ pub(super) async fn bench_bets(
 
     // Warm-up, untimed: each player's first bet (which also credits its welcome money).
     let warm = place_all(queues(
-        &clients,
-        (0..players).map(|p| (p, bet(p, 0))),
+        (0..players).map(|p| (p, bet(p, 0), clients[p].clone())),
         concurrency,
     ))
     .await?;
     let commits_before = handle.commit_stats();
     let wallet_before = hosted.wallet.commit_stats();
-    let timed = (1..per_player)
+    // Round by round of the players, so a player's bets are `players` places apart.
+    let timed: Vec<_> = (1..per_player)
         .flat_map(|i| (0..players).map(move |p| (p, i)))
-        .map(|(p, i)| (p, bet(p, i)));
-    let timed = queues(&clients, timed, concurrency);
-    let count = timed.iter().map(Vec::len).sum();
+        .map(|(p, i)| (p, bet(p, i), clients[p].clone()))
+        .collect();
+    let count = timed.len();
     let cpu_before = thread_cpu()?;
     let started = Instant::now();
-    let mut latencies = place_all(timed).await?;
+    let (mut latencies, load) = match rate {
+        None => (
+            place_all(queues(timed, concurrency)).await?,
+            format!("concurrency {concurrency}"),
+        ),
+        Some(rate) => {
+            let (latencies, most) = place_at_rate(timed, rate).await?;
+            let load = format!(
+                "offered {rate} bets/s (each sent when due, at most {most} in flight; latency \
+                 from when it was due)"
+            );
+            (latencies, load)
+        }
+    };
     let elapsed = started.elapsed();
     let cpu = cpu_per(&cpu_before, &thread_cpu()?, count, "bet");
     let commits_after = handle.commit_stats();
@@ -189,7 +206,7 @@ pub(super) async fn bench_bets(
         _ => String::new(),
     };
     println!(
-        "banco-bench bets: {players} players × {per_player} bets, concurrency {concurrency}, \
+        "banco-bench bets: {players} players × {per_player} bets, {load}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}; {cpu}, the bench's clients included; {fsyncs} journal fsyncs, {:.3} per \
          bet{wallet_commits}; totals and all {players} balances check",
@@ -203,20 +220,19 @@ pub(super) async fn bench_bets(
     Ok(())
 }
 
-/// Each worker's requests and the clients to send them with, made before any is timed.
-type Queues = Vec<Vec<(usize, pb::PlaceBetsRequest, PlayerServiceClient<Authed>)>>;
+/// A player's request and the client to send it with, made before any is timed.
+type Request = (usize, pb::PlaceBetsRequest, PlayerServiceClient<Authed>);
+
+/// Each worker's requests.
+type Queues = Vec<Vec<Request>>;
 
 /// Deals the requests to `concurrency` workers: worker w takes the players p with
 /// p % concurrency == w, so a player's bets stay in order (its Player bet comes before its
 /// Tie).
-fn queues(
-    clients: &[PlayerServiceClient<Authed>],
-    requests: impl Iterator<Item = (usize, pb::PlaceBetsRequest)>,
-    concurrency: usize,
-) -> Queues {
+fn queues(requests: impl IntoIterator<Item = Request>, concurrency: usize) -> Queues {
     let mut queues: Queues = vec![Vec::new(); concurrency];
-    for (p, request) in requests {
-        queues[p % concurrency].push((p, request, clients[p].clone()));
+    for request in requests {
+        queues[request.0 % concurrency].push(request);
     }
     queues
 }
@@ -233,14 +249,7 @@ async fn place_all(queues: Queues) -> anyhow::Result<Vec<Duration>> {
                 let sent = Instant::now();
                 let reply = client.place_bets(request).await?.into_inner();
                 latencies.push(sent.elapsed());
-                let accepted = reply.decisions.len() == 1
-                    && matches!(
-                        &reply.decisions[0].decision,
-                        Some(pb::bet_decision::Decision::Accepted(a)) if a.accepted_minor == STAKE
-                    );
-                if !accepted {
-                    bail!("p{p}: bet not accepted: {reply:?}");
-                }
+                accepted(p, &reply)?;
             }
             anyhow::Ok(latencies)
         });
@@ -250,4 +259,67 @@ async fn place_all(queues: Queues) -> anyhow::Result<Vec<Duration>> {
         latencies.extend(done??);
     }
     Ok(latencies)
+}
+
+/// An open loop: the k-th request is due `k / rate` seconds after the start and is sent
+/// then, whatever is still in flight, as players do not wait for each other's answers.
+/// Each latency counts from when its bet was due, so that a schedule the server (or this
+/// sender) fell behind shows in the figures instead of slowing the load. The latencies,
+/// and the most requests in flight at once.
+async fn place_at_rate(
+    requests: Vec<Request>,
+    rate: u32,
+) -> anyhow::Result<(Vec<Duration>, usize)> {
+    let total = requests.len();
+    let start = tokio::time::Instant::now();
+    // One task sends and awaits them all, not a task spawned for each bet: less of the
+    // machine goes on making the load.
+    let mut in_flight = FuturesUnordered::new();
+    let mut latencies = Vec::with_capacity(total);
+    let mut most = 0;
+    let mut requests = requests.into_iter().enumerate().peekable();
+    loop {
+        let due = requests.peek().map(|(k, _)| {
+            start + Duration::from_nanos(*k as u64 * 1_000_000_000 / u64::from(rate))
+        });
+        tokio::select! {
+            biased;
+            () = sleep_until_due(due), if due.is_some() => {
+                let Some((_, (p, request, mut client))) = requests.next() else { continue };
+                let due = due.unwrap_or(start).into_std();
+                in_flight.push(async move {
+                    let reply = client.place_bets(request).await?.into_inner();
+                    let latency = due.elapsed();
+                    accepted(p, &reply)?;
+                    anyhow::Ok(latency)
+                });
+                most = most.max(in_flight.len());
+            }
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => latencies.push(done?),
+            else => break,
+        }
+    }
+    Ok((latencies, most))
+}
+
+/// Waits for `due`, if there is one.
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    if let Some(due) = due
+        && due > tokio::time::Instant::now()
+    {
+        tokio::time::sleep_until(due).await;
+    }
+}
+
+/// Checks that the one bet of a reply was accepted whole.
+fn accepted(p: usize, reply: &pb::PlaceBetsResponse) -> anyhow::Result<()> {
+    let whole = reply.decisions.len() == 1
+        && matches!(
+            &reply.decisions[0].decision,
+            Some(pb::bet_decision::Decision::Accepted(a)) if a.accepted_minor == STAKE
+        );
+    if !whole {
+        bail!("p{p}: bet not accepted: {reply:?}");
+    }
+    Ok(())
 }

@@ -93,9 +93,15 @@ enum BenchCommand {
         /// Player first, so no position goes over the table maximum).
         #[arg(long, default_value_t = 20)]
         bets_per_player: usize,
-        /// PlaceBets requests in flight at once.
+        /// PlaceBets requests in flight at once (with `--rate`: those of the warm-up, and
+        /// one connection for every 16).
         #[arg(long, default_value_t = 64)]
         concurrency: usize,
+        /// An open loop instead: this many bets a second, each sent when it is due however
+        /// many are in flight, its latency counted from then (so a server that falls behind
+        /// shows in the figures instead of slowing the load).
+        #[arg(long)]
+        rate: Option<u32>,
         /// The wallet every stake is debited from, each debit durable before the bet is
         /// acknowledged (`memory`: the table alone).
         #[arg(long, value_enum, default_value_t)]
@@ -130,11 +136,13 @@ fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
             players,
             bets_per_player,
             concurrency,
+            rate,
             wallet,
         } => runtime.block_on(bets::bench_bets(
             players,
             bets_per_player,
             concurrency,
+            rate,
             wallet,
         ))?,
         BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
