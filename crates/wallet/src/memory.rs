@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use tokio::sync::broadcast;
 
@@ -188,8 +189,7 @@ impl MemoryWallet {
         reason: &str,
         table: &str,
     ) {
-        // Nobody listening is not an error.
-        let _ = self.changes.send(Changes::from([BalanceChange {
+        self.publish(vec![BalanceChange {
             player: player.to_owned(),
             currency: currency.to_owned(),
             balance: receipt.balance,
@@ -197,10 +197,22 @@ impl MemoryWallet {
             tx: receipt.tx.clone(),
             reason: reason.to_owned(),
             table: table.to_owned(),
-        }]));
+        }]);
     }
 
-    fn do_debit(&self, debit: &Debit) -> Result<Receipt, WalletError> {
+    fn publish(&self, changes: Vec<BalanceChange>) {
+        if !changes.is_empty() {
+            // Nobody listening is not an error.
+            let _ = self.changes.send(Changes::from(changes));
+        }
+    }
+
+    /// Decides `debit`; its balance change, if any, goes in `changes` to be told.
+    fn do_debit(
+        &self,
+        debit: &Debit,
+        changes: &mut Vec<BalanceChange>,
+    ) -> Result<Receipt, WalletError> {
         if debit.amount <= 0 {
             return Err(WalletError::Invalid(format!(
                 "amount_minor {}: a debit is more than zero",
@@ -251,14 +263,15 @@ impl MemoryWallet {
             .insert(debit.tx.clone(), Seen::Debit(debit.clone(), answer.clone()));
         drop(state);
         if let Ok(receipt) = &answer {
-            self.tell(
-                &debit.player,
-                &debit.currency,
-                receipt,
-                -debit.amount,
-                "debit",
-                &debit.table,
-            );
+            changes.push(BalanceChange {
+                player: debit.player.clone(),
+                currency: debit.currency.clone(),
+                balance: receipt.balance,
+                delta: -debit.amount,
+                tx: receipt.tx.clone(),
+                reason: "debit".to_owned(),
+                table: debit.table.clone(),
+            });
         }
         answer
     }
@@ -433,8 +446,32 @@ impl Wallet for MemoryWallet {
     }
 
     fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        let answer = self.down().and_then(|()| self.do_debit(debit));
+        let mut changes = Vec::new();
+        let answer = self
+            .down()
+            .and_then(|()| self.do_debit(debit, &mut changes));
+        self.publish(changes);
         Box::pin(async move { answer })
+    }
+
+    /// Each debit as [`Wallet::debit`] would take it (each a call, each failing while told
+    /// to fail), their balance changes told as one message, as a store tells a commit's:
+    /// one message a debit overran the tables' receivers under load.
+    fn debit_many<'a>(
+        &'a self,
+        debits: &'a [Debit],
+        _timeout: Duration,
+    ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
+        let mut changes = Vec::new();
+        let answers = debits
+            .iter()
+            .map(|debit| {
+                self.down()
+                    .and_then(|()| self.do_debit(debit, &mut changes))
+            })
+            .collect();
+        self.publish(changes);
+        Box::pin(async move { answers })
     }
 
     fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
@@ -492,6 +529,40 @@ mod tests {
 
     fn cancel_of(d: &Debit) -> Cancel {
         d.cancel_as(TxId::new(format!("cancel:{}", d.tx)).unwrap())
+    }
+
+    #[tokio::test]
+    async fn debits_sent_together_are_told_as_one_message_and_each_answered() {
+        let wallet = MemoryWallet::new();
+        wallet.deposit("dep-1", "alice", "EUR", 1_000).unwrap();
+        let mut changes = wallet.changes().unwrap();
+        let debits = [debit("d1", 300), debit("d2", 900), debit("d3", 200)];
+        let answers = wallet.debit_many(&debits, Duration::from_secs(1)).await;
+        assert_eq!(answers[0].as_ref().unwrap().balance, 700);
+        assert_eq!(
+            answers[1],
+            Err(WalletError::InsufficientFunds {
+                needed: 900,
+                available: 700
+            })
+        );
+        assert_eq!(answers[2].as_ref().unwrap().balance, 500);
+        let told = changes.try_recv().unwrap();
+        let told: Vec<_> = told.iter().map(|c| (c.tx.as_str(), c.balance)).collect();
+        assert_eq!(told, [("d1", 700), ("d3", 500)]);
+        assert!(changes.try_recv().is_err(), "one message for the three");
+
+        // Each debit is a call: a wallet told to fail twice fails the first two.
+        wallet.fail_next(2);
+        let answers = wallet
+            .debit_many(
+                &[debit("d4", 1), debit("d5", 1), debit("d6", 1)],
+                Duration::from_secs(1),
+            )
+            .await;
+        assert!(matches!(answers[0], Err(WalletError::Unavailable(_))));
+        assert!(matches!(answers[1], Err(WalletError::Unavailable(_))));
+        assert_eq!(answers[2].as_ref().unwrap().balance, 499);
     }
 
     #[tokio::test]
