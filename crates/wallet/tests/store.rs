@@ -10,7 +10,7 @@ mod store_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::store::{Kind, ManualClock, MovementFilter};
+use banco_wallet::store::{Kind, ManualClock, MovementFilter, PAGE_BYTES};
 use banco_wallet::{Cash, Cashier as _, LimitChange, SelfLimit, Store, Wallet as _, WalletError};
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
 
@@ -760,6 +760,39 @@ async fn a_wallet_from_before_versions_opens() {
     assert_eq!((old.replayed, old.version), (true, None));
     let d1 = store.debit(&debit("d1", "alice", 600)).await.unwrap();
     assert_eq!((d1.balance, d1.version), (101_300, Some(1)));
+}
+
+/// The page size of a wallet file's database, read beside the store.
+async fn page_size(db: &TestDb) -> u32 {
+    use sqlx::Connection as _;
+    let mut conn = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::query_scalar("PRAGMA page_size")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// A wallet file made new has the store's page size (fewer, larger pages written to the
+/// WAL at each commit); one made before with 4 KiB pages keeps them, SQLite fixing a
+/// file's page size at creation, and works as before.
+#[tokio::test]
+async fn a_new_wallet_has_the_store_page_size_and_an_old_one_keeps_its_own() {
+    let db = store_support::sqlite();
+    let store = open(&db).await;
+    assert_eq!(deposit(&store, "dep-1", "alice", 1_000).await, 1_000);
+    store.close().await;
+    assert_eq!(page_size(&db).await, PAGE_BYTES);
+
+    let old = store_support::sqlite();
+    old.execute("PRAGMA page_size = 4096; CREATE TABLE made_before (x INTEGER)")
+        .await;
+    let store = open(&old).await;
+    assert_eq!(deposit(&store, "dep-1", "alice", 1_000).await, 1_000);
+    let taken = store.debit(&debit("d1", "alice", 600)).await.unwrap();
+    assert_eq!(taken.balance, 400);
+    books_balance(&store).await;
+    store.close().await;
+    assert_eq!(page_size(&old).await, 4_096);
 }
 
 /// A wallet as banco wrote it at schema 2 (postings keyed by the movement's id, and an

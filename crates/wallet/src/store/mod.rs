@@ -225,6 +225,14 @@ pub const MAX_PAGE: u32 = 1_000;
 /// ([`pieces`]) and the queries, with room to spare.
 const STATEMENT_CACHE: usize = 256;
 
+/// The page size of a wallet file made new (one made before keeps its own: SQLite fixes it
+/// at creation). A commit writes each page it changed to the WAL, as two writes; with 8 KiB
+/// pages a commit of 30 debits writes 25 pages instead of 37, the scattered ones (the ids'
+/// index, the accounts) as many but the appended ones half as many. Offered 20,000 bets a
+/// second (`banco-bench bets --rate 20000`), p99 was 26.4–27.6 ms against 34.0–37.2 with
+/// 4 KiB pages, in runs side by side; 16 KiB gave 24.9–25.6 ms for twice the bytes of 4.
+pub const PAGE_BYTES: u32 = 8_192;
+
 pub(crate) const SELECT_ACCOUNT: &str = "SELECT player, currency, balance, blocked, max_bet, \
     pending, pending_max_bet, pending_at, raise_asked_at, version, last_movement FROM accounts";
 
@@ -248,6 +256,8 @@ impl Store {
                 }
                 let connect = SqliteConnectOptions::from_str(url)?
                     .create_if_missing(true)
+                    // Before WAL: a file's page size is set as it is made.
+                    .page_size(PAGE_BYTES)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Full)
                     .busy_timeout(Duration::from_secs(10))
