@@ -220,10 +220,11 @@ fn print_commits(before: CommitStats, after: CommitStats, movements: usize) {
     let commits = after.commits.saturating_sub(before.commits);
     let requests = after.requests.saturating_sub(before.requests);
     println!(
-        "commits {commits} transactions for {requests} requests: {:.1} a commit on average, at most {}; {:.4} commits per movement",
+        "commits {commits} transactions for {requests} requests: {:.1} a commit on average, at most {}; {:.4} commits per movement; the longest {:.1} ms",
         requests as f64 / commits.max(1) as f64,
         after.largest,
         commits as f64 / movements.max(1) as f64,
+        after.longest.as_secs_f64() * 1e3,
     );
 }
 

@@ -10,8 +10,10 @@ mod store_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use banco_wallet::store::{Kind, ManualClock, MovementFilter, PAGE_BYTES};
-use banco_wallet::{Cash, Cashier as _, LimitChange, SelfLimit, Store, Wallet as _, WalletError};
+use banco_wallet::store::{Kind, ManualClock, MovementFilter, PAGE_BYTES, StoreMetrics};
+use banco_wallet::{
+    Cash, Cashier as _, LimitChange, SelfLimit, Store, StoreOptions, Wallet as _, WalletError,
+};
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
 
 async fn deposit(store: &Store, key: &str, player: &str, amount: i64) -> i64 {
@@ -760,6 +762,33 @@ async fn a_wallet_from_before_versions_opens() {
     assert_eq!((old.replayed, old.version), (true, None));
     let d1 = store.debit(&debit("d1", "alice", 600)).await.unwrap();
     assert_eq!((d1.balance, d1.version), (101_300, Some(1)));
+}
+
+/// The store's Prometheus metrics count each transaction, its requests and how long it
+/// took, and its commit statistics keep the longest.
+#[tokio::test]
+async fn the_metrics_count_each_commit_and_how_long_it_took() {
+    let db = store_support::sqlite();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let options = StoreOptions {
+        metrics: Some(StoreMetrics::register(&mut registry)),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&db.url, options).await.unwrap();
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    store.debit(&debit("d1", "alice", 600)).await.unwrap();
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for counted in [
+        "banco_wallet_commit_seconds_count 2",
+        "banco_wallet_commit_batch_requests_count 2",
+        "banco_wallet_commit_batch_requests_sum 2.0",
+    ] {
+        assert!(text.contains(counted), "{counted} in {text}");
+    }
+    let stats = store.commit_stats();
+    assert_eq!((stats.commits, stats.requests, stats.largest), (2, 2, 1));
+    assert!(stats.longest > Duration::ZERO, "{stats:?}");
 }
 
 /// The page size of a wallet file's database, read beside the store.

@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -48,6 +49,9 @@ pub struct CommitStats {
     pub requests: u64,
     /// The most one carried.
     pub largest: u64,
+    /// The longest one took, from its first statement to its answer (a commit that waited
+    /// on the disk, or copied the WAL back, shows here as every request in it waited).
+    pub longest: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -55,6 +59,7 @@ struct Counts {
     commits: AtomicU64,
     requests: AtomicU64,
     largest: AtomicU64,
+    longest_us: AtomicU64,
 }
 
 impl Counts {
@@ -63,6 +68,11 @@ impl Counts {
         self.commits.fetch_add(1, Ordering::Relaxed);
         self.requests.fetch_add(requests, Ordering::Relaxed);
         self.largest.fetch_max(requests, Ordering::Relaxed);
+    }
+
+    fn took(&self, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.longest_us.fetch_max(micros, Ordering::Relaxed);
     }
 }
 
@@ -81,6 +91,7 @@ impl Committer {
             commits: self.counts.commits.load(Ordering::Relaxed),
             requests: self.counts.requests.load(Ordering::Relaxed),
             largest: self.counts.largest.load(Ordering::Relaxed),
+            longest: Duration::from_micros(self.counts.longest_us.load(Ordering::Relaxed)),
         }
     }
 
@@ -126,7 +137,13 @@ async fn run(
             batch.extend(next);
         }
         counts.batch(batch.len());
+        let started = Instant::now();
         commit(&shared, batch).await;
+        let took = started.elapsed();
+        counts.took(took);
+        if let Some(metrics) = &shared.metrics {
+            metrics.took(took);
+        }
     }
 }
 
