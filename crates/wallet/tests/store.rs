@@ -765,8 +765,9 @@ async fn a_wallet_from_before_versions_opens() {
 }
 
 /// The store's Prometheus metrics count each transaction, its requests and how long it
-/// took, and its commit statistics keep the longest.
-#[tokio::test]
+/// took, and its commit statistics keep the longest: all of it counted by the time the
+/// answer arrives, also when the answer is read on another thread than the committer's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metrics_count_each_commit_and_how_long_it_took() {
     let db = store_support::sqlite();
     let mut registry = prometheus_client::registry::Registry::default();

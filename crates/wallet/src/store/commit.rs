@@ -137,17 +137,12 @@ async fn run(
             batch.extend(next);
         }
         counts.batch(batch.len());
-        let started = Instant::now();
-        commit(&shared, batch).await;
-        let took = started.elapsed();
-        counts.took(took);
-        if let Some(metrics) = &shared.metrics {
-            metrics.took(took);
-        }
+        commit(&shared, &counts, batch).await;
     }
 }
 
-async fn commit(shared: &Shared, batch: Vec<(Op, Reply)>) {
+async fn commit(shared: &Shared, counts: &Counts, batch: Vec<(Op, Reply)>) {
+    let started = Instant::now();
     let (ops, replies): (Vec<Op>, Vec<Reply>) = batch.into_iter().unzip();
     let ops: Arc<[Op]> = ops.into();
     if let Some(metrics) = &shared.metrics {
@@ -155,16 +150,19 @@ async fn commit(shared: &Shared, batch: Vec<(Op, Reply)>) {
     }
     match write(shared, Arc::clone(&ops)).await {
         Ok(answers) => {
+            timed(shared, counts, started);
             for (reply, answer) in replies.into_iter().zip(answers) {
                 let _ = reply.send(answer);
             }
         }
         Err(e) if ops.len() == 1 => {
+            timed(shared, counts, started);
             for reply in replies {
                 let _ = reply.send(Err(unavailable(&e)));
             }
         }
         Err(_) => {
+            // Each caller answered as soon as its own transaction is done.
             for (op, reply) in ops.iter().zip(replies) {
                 let answer = write(shared, Arc::from([op.clone()]))
                     .await
@@ -176,7 +174,18 @@ async fn commit(shared: &Shared, batch: Vec<(Op, Reply)>) {
                     });
                 let _ = reply.send(answer);
             }
+            timed(shared, counts, started);
         }
+    }
+}
+
+/// Counts a commit's time; before its answers go where it can, so that whoever reads the
+/// counts after an answer finds its commit in them.
+fn timed(shared: &Shared, counts: &Counts, started: Instant) {
+    let took = started.elapsed();
+    counts.took(took);
+    if let Some(metrics) = &shared.metrics {
+        metrics.took(took);
     }
 }
 
