@@ -1,14 +1,23 @@
-//! `banco-bench fanout` as a developer runs it: its own subscribers' process, real
-//! connections, and a report that checks every subscriber saw every card once, in order.
+//! The benchmarks as a developer runs them (`banco-bench …`, or `banco bench …`): real
+//! services and connections, and reports that check every card, bet and balance.
 #![allow(clippy::unwrap_used)]
 
-use banco_e2e::banco_bench;
+use banco_e2e::{banco, banco_bench};
 
 /// Whether `program` is on PATH (the fan-out's comparison needs Debian's `nats-server`,
 /// which `cargo xtask test` installs; a developer without it is told, not failed).
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Runs `command`, which must succeed; its standard output, and all of what it printed
+/// for an assertion's message.
+fn succeeded(command: &mut std::process::Command) -> (String, String) {
+    let out = command.output().unwrap();
+    let text = banco_e2e::output_text(&out);
+    assert!(out.status.success(), "{text}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), text)
 }
 
 /// Direct, through JetStream and two edges (the subscribers' connections spread over
@@ -119,14 +128,11 @@ fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
 /// flight, and the same checks of every bet and balance as with a fixed number in flight.
 #[test]
 fn the_bets_bench_offers_a_rate_and_still_checks_the_money() {
-    let out = banco_bench()
-        .args(["bets", "--players", "30", "--bets-per-player", "4"])
-        .args(["--rate", "600", "--wallet", "embedded"])
-        .output()
-        .unwrap();
-    let text = banco_e2e::output_text(&out);
-    assert!(out.status.success(), "{text}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, text) = succeeded(
+        banco_bench()
+            .args(["bets", "--players", "30", "--bets-per-player", "4"])
+            .args(["--rate", "600", "--wallet", "embedded"]),
+    );
     assert!(
         stdout.contains("offered 600 bets/s (each sent when due, at most ")
             && stdout.contains("90 timed bets (after 30 warm-up) in ")
@@ -151,5 +157,36 @@ fn the_bets_bench_offers_a_rate_and_still_checks_the_money() {
         banco_e2e::output_text(&out).contains("--rate must be at least 1 bet a second"),
         "{}",
         banco_e2e::output_text(&out)
+    );
+}
+
+/// `banco bench …` as the issue and the book spell it: `banco` runs `banco-bench` from
+/// beside itself with the same arguments, so the figures, the checks and the exit status
+/// are the benchmark's (a bench's refusal of a flag included).
+#[test]
+fn banco_bench_is_the_benchmarks_binary_beside_banco() {
+    // Built into the same folder as `banco`, where `banco bench` looks first.
+    let _ = banco_bench();
+    let (stdout, text) = succeeded(
+        banco()
+            .args(["bench", "bets", "--players", "10", "--bets-per-player", "2"])
+            .args(["--concurrency", "4", "--wallet", "embedded"]),
+    );
+    assert!(
+        stdout.contains("banco-bench bets: 10 players × 2 bets")
+            && stdout.contains("through the embedded wallet")
+            && stdout.contains("totals and all 10 balances check"),
+        "{text}"
+    );
+
+    let out = banco()
+        .args(["bench", "bets", "--bets-per-player", "0"])
+        .output()
+        .unwrap();
+    let text = banco_e2e::output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--bets-per-player 0: must be 1 to 180"),
+        "{text}"
     );
 }

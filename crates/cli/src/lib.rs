@@ -10,6 +10,7 @@ use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod archive;
 mod audit;
+mod bench;
 mod broadcaster;
 mod cashier;
 mod config;
@@ -29,6 +30,7 @@ mod player;
 mod roads;
 mod sentence;
 mod service_life;
+mod sibling;
 mod stop_signal;
 mod stop_with_parent;
 mod stream;
@@ -90,6 +92,10 @@ enum Command {
     Wallet(Box<wallet::WalletArgs>),
     /// The casino's cashier: deposit, withdraw, a player's balance and statement, block.
     Cashier(cashier::CashierArgs),
+    /// The benchmarks, over real gRPC on loopback (`bets`, `wallet`, `validator`,
+    /// `fanout`, `video`, `archive`): runs `banco-bench`, a binary of its own beside this
+    /// one, with the same arguments.
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -156,6 +162,11 @@ pub mod clients {
 
     pub use crate::launch::launch_url;
     pub use crate::roads::render as render_roads;
+
+    /// Another of banco's binaries, beside this one or on PATH.
+    pub mod sibling {
+        pub use crate::sibling::find;
+    }
 
     /// A folder held by one process at a time.
     pub mod folder_lock {
@@ -231,6 +242,7 @@ pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::Wallet(args) => wallet::run(&args),
         Command::Cashier(args) => cashier::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(code) => code,

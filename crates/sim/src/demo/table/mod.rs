@@ -16,6 +16,7 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use banco::clients::sibling::find;
 use banco_wire::pb;
 use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
@@ -409,7 +410,7 @@ struct Binaries {
 
 /// The `banco` binary beside `banco-sim` (cargo builds both into one folder), or on PATH.
 fn find_banco(sim: &Path) -> anyhow::Result<PathBuf> {
-    beside_or_on_path(sim, "banco", "build it (`cargo build -p banco-cli`)")
+    find(sim, "banco", "build it (`cargo build -p banco-cli`)")
 }
 
 /// The croupier-console binary: as given, beside `banco-sim` (cargo builds both into one
@@ -421,31 +422,11 @@ fn find_console(given: Option<&Path>, sim: &Path) -> anyhow::Result<PathBuf> {
         }
         return Ok(path.to_owned());
     }
-    beside_or_on_path(
+    find(
         sim,
         "croupier-console",
         "build it (`cargo build -p croupier-console`), give --console FILE, or use --headless",
     )
-}
-
-/// The binary `name` beside `sim`, else on PATH; an error ending with `advice`.
-fn beside_or_on_path(sim: &Path, name: &str, advice: &str) -> anyhow::Result<PathBuf> {
-    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-    let beside = sim.with_file_name(&file);
-    if beside.is_file() {
-        return Ok(beside);
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(&file))
-            .find(|p| p.is_file())
-    });
-    on_path.with_context(|| {
-        format!(
-            "{name} is neither beside {} nor on PATH: {advice}",
-            sim.display()
-        )
-    })
 }
 
 /// The console in the foreground, fed by `banco-sim shoe-sim`, until the croupier quits it.
