@@ -44,7 +44,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "banco-bench",
     version,
-    about = "Latency and throughput of the validator and of bets, over real gRPC on loopback"
+    about = "The benchmarks: the validator, bets through each wallet, the fan-out, video, the archive and the wallet store, over real gRPC on loopback"
 )]
 struct Cli {
     #[command(subcommand)]
