@@ -135,7 +135,7 @@ impl MemoryWallet {
         );
         drop(state);
         let reason = if amount > 0 { "deposit" } else { "withdrawal" };
-        self.tell(player, currency, &receipt, amount, reason, "");
+        self.publish(vec![change(player, currency, &receipt, amount, reason, "")]);
         Ok(receipt)
     }
 
@@ -178,26 +178,6 @@ impl MemoryWallet {
         } else {
             Ok(())
         }
-    }
-
-    fn tell(
-        &self,
-        player: &str,
-        currency: &str,
-        receipt: &Receipt,
-        delta: i64,
-        reason: &str,
-        table: &str,
-    ) {
-        self.publish(vec![BalanceChange {
-            player: player.to_owned(),
-            currency: currency.to_owned(),
-            balance: receipt.balance,
-            delta,
-            tx: receipt.tx.clone(),
-            reason: reason.to_owned(),
-            table: table.to_owned(),
-        }]);
     }
 
     fn publish(&self, changes: Vec<BalanceChange>) {
@@ -263,15 +243,14 @@ impl MemoryWallet {
             .insert(debit.tx.clone(), Seen::Debit(debit.clone(), answer.clone()));
         drop(state);
         if let Ok(receipt) = &answer {
-            changes.push(BalanceChange {
-                player: debit.player.clone(),
-                currency: debit.currency.clone(),
-                balance: receipt.balance,
-                delta: -debit.amount,
-                tx: receipt.tx.clone(),
-                reason: "debit".to_owned(),
-                table: debit.table.clone(),
-            });
+            changes.push(change(
+                &debit.player,
+                &debit.currency,
+                receipt,
+                -debit.amount,
+                "debit",
+                &debit.table,
+            ));
         }
         answer
     }
@@ -317,14 +296,14 @@ impl MemoryWallet {
         );
         drop(state);
         if let Ok(receipt) = &answer {
-            self.tell(
+            self.publish(vec![change(
                 &credit.player,
                 &credit.currency,
                 receipt,
                 credit.amount,
                 "credit",
                 &credit.table,
-            );
+            )]);
         }
         answer
     }
@@ -368,14 +347,14 @@ impl MemoryWallet {
         if let Ok((receipt, refund)) = &answer
             && *refund > 0
         {
-            self.tell(
+            self.publish(vec![change(
                 &cancel.player,
                 &cancel.currency,
                 receipt,
                 *refund,
                 "cancel",
                 &cancel.table,
-            );
+            )]);
         }
         answer_only
     }
@@ -418,6 +397,26 @@ impl MemoryWallet {
             )));
         }
         MemoryWallet::deposit(self, cash.key.as_str(), &cash.player, &cash.currency, delta)
+    }
+}
+
+/// The balance change a movement made, as it is told to the tables.
+fn change(
+    player: &str,
+    currency: &str,
+    receipt: &Receipt,
+    delta: i64,
+    reason: &str,
+    table: &str,
+) -> BalanceChange {
+    BalanceChange {
+        player: player.to_owned(),
+        currency: currency.to_owned(),
+        balance: receipt.balance,
+        delta,
+        tx: receipt.tx.clone(),
+        reason: reason.to_owned(),
+        table: table.to_owned(),
     }
 }
 
