@@ -6,9 +6,9 @@
 //! one, never a change to it.
 //!
 //! Record 1 is a [`ConfigRecord`], every later one an [`Entry`] (serde JSON of each). The
-//! golden journals `tests/golden/v1/*.journal` were written by format 1: every record
+//! golden journals `tests/golden/v<N>/*.journal` were written in format N: every record
 //! must parse into these types and encode back to its very bytes, and the table must
-//! replay them to the golden round records.
+//! replay them to the golden round records of their folder.
 //!
 //! Cards, bet positions and shoe configurations are embedded as `banco_rules` encodes
 //! them ([`Card`] as `"8H"`, [`BetKind`] in snake case, [`ShoeConfig`] as its fields), as
@@ -28,9 +28,14 @@ use crate::round::CardSource;
 mod settings;
 pub use settings::{Chat, Limits, Pacing, Policy, TableSettings, UnderMinimum};
 
-/// The journal format this version writes (and the only one so far). Journals started
-/// before formats were numbered have none in their [`ConfigRecord`], and are format 1.
-pub const JOURNAL_FORMAT: u32 = 1;
+/// The journal format this version writes. Journals started before formats were numbered
+/// have none in their [`ConfigRecord`], and are format 1.
+///
+/// Format 2 has the records of format 1; what changed is what a replay derives from them:
+/// the debits of a bet request are numbered by the round's requests in the order they
+/// reached the table, no longer by the player's (`banco_table::wallet_book::DebitNumbering`).
+/// A journal keeps the format it was started with, and so the ids it gave the wallet.
+pub const JOURNAL_FORMAT: u32 = 2;
 
 /// Record 1 of every journal: the configuration the table runs under.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -310,7 +315,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&new).unwrap(),
-            r#"{"table":1,"default_shoe":null,"format":1}"#
+            r#"{"table":1,"default_shoe":null,"format":2}"#
         );
     }
 }

@@ -1,10 +1,10 @@
-//! Records of version 1 as the archive reads them, without the table: each line of
-//! `golden/v1/rounds.jsonl` (written by the table, see `crates/table/tests/golden.rs`)
-//! parses, encodes back to the very bytes (so its hash is over what this version would
-//! write), hashes to its stored hash, chains to the line before it of its table, and
-//! carries the table's signature; the checkpoint verifies and names the last round. Every
-//! record of the golden journals parses as a journal record of format 1 and encodes back to
-//! its very bytes.
+//! The golden records of each journal format (`golden/v1`, `golden/v2`) as the archive
+//! reads them, without the table: each line of `rounds.jsonl` (written by the table, see
+//! `crates/table/tests/golden.rs`) parses, encodes back to the very bytes (so its hash is
+//! over what this version would write), hashes to its stored hash, chains to the line
+//! before it of its table, and carries the table's signature; the checkpoint verifies and
+//! names the last round. Every record of the golden journals parses as a journal record
+//! and encodes back to its very bytes, and each journal says its folder's format.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -13,14 +13,29 @@ use std::path::PathBuf;
 use banco_records::chain::{Checkpoint, GENESIS_HASH, SealedRound};
 use banco_records::journal::{self, ConfigRecord, Entry, JOURNAL_FORMAT};
 
-fn golden(name: &str) -> PathBuf {
+/// Every format that has golden files: each up to the one this version writes.
+const FORMATS: [u32; 2] = [1, 2];
+
+fn golden(format: u32, name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/v1")
+        .join(format!("tests/golden/v{format}"))
         .join(name)
 }
 
 #[test]
-fn version_1_records_read_encode_hash_and_verify_byte_for_byte() {
+fn every_format_up_to_this_one_has_golden_files() {
+    assert_eq!(FORMATS.last(), Some(&JOURNAL_FORMAT));
+}
+
+#[test]
+fn golden_records_read_encode_hash_and_verify_byte_for_byte() {
+    for format in FORMATS {
+        records_read_encode_hash_and_verify(format);
+    }
+}
+
+fn records_read_encode_hash_and_verify(format: u32) {
+    let golden = |name| golden(format, name);
     let key = banco_auth::keys::signing_key_from_seed(&[42; 32]).verifying_key();
     let text = std::fs::read_to_string(golden("rounds.jsonl")).unwrap();
     let mut heads: BTreeMap<String, (u64, String)> = BTreeMap::new();
@@ -66,7 +81,10 @@ fn version_1_records_read_encode_hash_and_verify_byte_for_byte() {
         "opened_by",
         "confirmed_by",
     ] {
-        assert!(fields.contains(field), "no golden record has `{field}`");
+        assert!(
+            fields.contains(field),
+            "no golden record of format {format} has `{field}`"
+        );
     }
     let checkpoint = Checkpoint::read(&golden("T01.checkpoint.json")).unwrap();
     checkpoint.verify(&key).unwrap();
@@ -92,17 +110,23 @@ fn journal_payloads(bytes: &[u8]) -> Vec<(u64, &[u8])> {
 }
 
 #[test]
-fn version_1_journals_read_and_encode_byte_for_byte() {
+fn golden_journals_read_and_encode_byte_for_byte() {
+    for format in FORMATS {
+        journals_read_and_encode(format);
+    }
+}
+
+fn journals_read_and_encode(format: u32) {
     let mut commands = std::collections::BTreeSet::new();
     for table in ["T01", "T02"] {
-        let bytes = std::fs::read(golden(&format!("{table}.journal"))).unwrap();
+        let bytes = std::fs::read(golden(format, &format!("{table}.journal"))).unwrap();
         let payloads = journal_payloads(&bytes);
         let seqs: Vec<u64> = payloads.iter().map(|(seq, _)| *seq).collect();
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{table}");
         let (first, entries) = payloads.split_first().unwrap();
         let config: ConfigRecord =
             serde_json::from_slice(first.1).unwrap_or_else(|e| panic!("{table} record 1: {e}"));
-        assert_eq!(config.format, JOURNAL_FORMAT, "{table}");
+        assert_eq!(config.format, format, "{table}");
         assert_eq!(config.table.table_id, table);
         assert_eq!(
             String::from_utf8(serde_json::to_vec(&config).unwrap()).unwrap(),
@@ -119,12 +143,19 @@ fn version_1_journals_read_and_encode_byte_for_byte() {
             );
             let value: serde_json::Value = serde_json::from_slice(payload).unwrap();
             commands.insert(value["command"]["command"].as_str().unwrap().to_owned());
-            if let journal::Command::WalletDebited {
-                outcome: journal::DebitOutcome::Refused { .. },
-                ..
-            } = &entry.command
-            {
-                commands.insert("a refused debit".to_owned());
+            let refused = |outcome: &journal::DebitOutcome| {
+                matches!(outcome, journal::DebitOutcome::Refused { .. })
+            };
+            match &entry.command {
+                journal::Command::WalletDebited { outcome, .. } if refused(outcome) => {
+                    commands.insert("a refused debit".to_owned());
+                }
+                journal::Command::WalletDebitedMany { answers, .. }
+                    if answers.iter().any(|a| refused(&a.outcome)) =>
+                {
+                    commands.insert("a refused debit".to_owned());
+                }
+                _ => {}
             }
             if entry.shuffle_key.is_some() {
                 commands.insert("a shuffle key".to_owned());
@@ -145,12 +176,20 @@ fn version_1_journals_read_and_encode_byte_for_byte() {
         "void_round",
         "place_bets",
         "clear_bets",
-        "wallet_debited",
+        // Format 1's script ran before the table journaled the wallet's answers together.
+        if format == 1 {
+            "wallet_debited"
+        } else {
+            "wallet_debited_many"
+        },
         "wallet_acked",
         "wallet_changed",
         "a refused debit",
         "a shuffle key",
     ] {
-        assert!(commands.contains(command), "no golden record has {command}");
+        assert!(
+            commands.contains(command),
+            "no golden record of format {format} has {command}"
+        );
     }
 }

@@ -46,7 +46,7 @@ use crate::phase::{Correction, DealtCard, Phase};
 use crate::policy::{ConfigError, TableConfig};
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-use crate::wallet_book::WalletBook;
+use crate::wallet_book::{DebitNumbering, WalletBook};
 
 pub use betting::REMEMBERED_REQUESTS;
 
@@ -77,8 +77,12 @@ struct Round {
     passed: BTreeSet<String>,
     /// Who opened betting (the croupier at the table, or `auto`).
     opened_by: String,
-    /// Bet requests each player has had decided on this round, numbering their debits.
+    /// Bet requests each player has had decided on this round, numbering their debits in
+    /// a journal of format 1.
     requests: BTreeMap<String, u32>,
+    /// Bet requests the round has had decided, numbering their debits in a journal of
+    /// format 2 on.
+    numbered: u32,
     /// Clears each player made on this round, numbering their refunds.
     clears: BTreeMap<String, u32>,
     /// The debits taken for each accepted stake, by player and position: what the
@@ -159,6 +163,8 @@ pub struct Table {
     seats: Vec<Option<String>>,
     /// The chat's blocked words, lowercased.
     blocked_words: BTreeSet<String>,
+    /// How the debits of a bet request are numbered: as the journal being replayed did.
+    numbering: DebitNumbering,
 }
 
 fn required(field: &'static str, value: &str) -> Result<(), Refusal> {
@@ -192,7 +198,15 @@ impl Table {
             wallet: WalletBook::default(),
             players: BTreeMap::new(),
             scoreboard: Scoreboard::new(),
+            numbering: DebitNumbering::InRound,
         })
+    }
+
+    /// Numbers debits as a journal of `format` did (the newest format's way unless told).
+    #[must_use]
+    pub const fn numbering_debits_as(mut self, format: u32) -> Table {
+        self.numbering = DebitNumbering::of_journal_format(format);
+        self
     }
 
     /// Applies `cmd`: its events on success; on a refusal nothing changes.

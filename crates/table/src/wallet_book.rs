@@ -10,8 +10,9 @@
 //! again after a failure or a restart (the wallet answers a repeated transaction id with its
 //! first answer, so nothing moves twice), and journals each acknowledgement.
 //!
-//! Transaction ids are derived from what the journal replays (round, player, the player's
-//! request count in the round, position): never from a client's own text.
+//! Transaction ids are derived from what the journal replays (round, the bet request's
+//! number in the round, player, position; see [`DebitNumbering`]): never from a client's
+//! own text.
 
 use std::collections::BTreeMap;
 
@@ -218,9 +219,51 @@ const CLEAR_REFUND: &str = "refund";
 const VOID_REFUND: &str = "void";
 const CANCEL: &str = "cancel";
 
-/// The id of the debit of `kind` in the player's `n`th bet request of the round.
-pub fn debit_id(round: &RoundId, player: &str, n: u32, kind: BetKind) -> TxId {
-    tx_id(DEBIT, round, player, Some(n), kind)
+/// How a table numbers the debits of a bet request in their ids. The journal's format
+/// says which: a journal replays the ids it was written with, since the wallet knows the
+/// movements by them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebitNumbering {
+    /// Format 1: by the player's requests on the round
+    /// (`debit:<round>:<player>:<n>:<position>`).
+    ByPlayer,
+    /// Format 2 on: by the round's requests, in the order they reached the table
+    /// (`debit:<round>:<n, 6 digits>:<player>:<position>`). A wallet keeps its movements
+    /// in the order of their ids; numbered by player, the debits of one commit land all
+    /// over the round's stretch of that order, each changing a page of its own, where in
+    /// arrival order they follow one another.
+    InRound,
+}
+
+impl DebitNumbering {
+    pub const fn of_journal_format(format: u32) -> DebitNumbering {
+        if format >= 2 {
+            DebitNumbering::InRound
+        } else {
+            DebitNumbering::ByPlayer
+        }
+    }
+}
+
+/// Which of the round's bet requests a debit is of: the player's `n`th
+/// ([`DebitNumbering::ByPlayer`]) or the round's ([`DebitNumbering::InRound`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestNumber {
+    OfPlayer(u32),
+    OfRound(u32),
+}
+
+/// The id of the debit of `kind` in the bet request `n` of the round.
+pub fn debit_id(round: &RoundId, player: &str, n: RequestNumber, kind: BetKind) -> TxId {
+    match n {
+        RequestNumber::OfPlayer(n) => tx_id(DEBIT, round, player, Some(n), kind),
+        RequestNumber::OfRound(n) => {
+            // Zero-padded so that the ids' order is the requests' (a round of more than a
+            // million requests still has unique ids, in another order).
+            let id = format!("{DEBIT}:{round}:{n:06}:{player}:{}", kind.name());
+            TxId::new(id.clone()).unwrap_or_else(|_| hashed(DEBIT, &id))
+        }
+    }
 }
 
 /// The id of the credit that settles the player's bets on `kind` in the round.
@@ -277,7 +320,7 @@ pub(crate) fn debit(
     currency: &str,
     round: &RoundId,
     player: &str,
-    n: u32,
+    n: RequestNumber,
     kind: BetKind,
     amount: i64,
     position_total: i64,
@@ -330,20 +373,47 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    use RequestNumber::{OfPlayer, OfRound};
+
     #[test]
     fn ids_name_the_round_the_player_and_the_position() {
         let round = RoundId::new("T01", 3, 42);
         assert_eq!(
-            debit_id(&round, "alice", 2, BetKind::PlayerPair).as_str(),
+            debit_id(&round, "alice", OfPlayer(2), BetKind::PlayerPair).as_str(),
             "debit:T01-S0003-H042:alice:2:player_pair"
+        );
+        assert_eq!(
+            debit_id(&round, "alice", OfRound(17), BetKind::PlayerPair).as_str(),
+            "debit:T01-S0003-H042:000017:alice:player_pair"
         );
         assert_eq!(
             settlement_id(&round, "alice", BetKind::Banker).as_str(),
             "credit:T01-S0003-H042:alice:banker"
         );
         assert_eq!(
-            cancel_id(&debit_id(&round, "alice", 1, BetKind::Tie)).as_str(),
+            cancel_id(&debit_id(&round, "alice", OfPlayer(1), BetKind::Tie)).as_str(),
             "cancel:debit:T01-S0003-H042:alice:1:tie"
+        );
+        assert_eq!(
+            cancel_id(&debit_id(&round, "alice", OfRound(3), BetKind::Tie)).as_str(),
+            "cancel:debit:T01-S0003-H042:000003:alice:tie"
+        );
+    }
+
+    /// Numbered in the round, the debits' ids sort as their requests came, whoever made
+    /// them: what keeps a wallet's index of ids from being changed all over at each commit.
+    #[test]
+    fn debits_numbered_in_the_round_sort_in_their_order() {
+        let round = RoundId::new("T01", 1, 7);
+        let players = ["zoe", "alice", "mallory", "bob", "alice", "carol"];
+        let ids: Vec<TxId> = (1..=999_999)
+            .step_by(9_973)
+            .zip(players.iter().cycle())
+            .map(|(n, player)| debit_id(&round, player, OfRound(n), BetKind::Banker))
+            .collect();
+        assert!(
+            ids.windows(2).all(|w| w[0].as_str() < w[1].as_str()),
+            "{ids:?}"
         );
     }
 
@@ -351,18 +421,29 @@ mod tests {
     fn the_longest_ids_fit() {
         let round = RoundId::new("ABCDEFGHIJKLMNOP", 9999, 999);
         let player = "p".repeat(64);
-        let debit = debit_id(&round, &player, 999, BetKind::PerfectPair);
-        assert!(
-            debit
-                .as_str()
-                .starts_with("debit:ABCDEFGHIJKLMNOP-S9999-H999:")
-        );
-        let cancel = cancel_id(&debit);
-        assert!(cancel.as_str().starts_with("cancel:"), "{cancel}");
-        assert_ne!(
-            cancel_id(&debit_id(&round, &player, 998, BetKind::PerfectPair)),
-            cancel
-        );
+        for (n, other) in [
+            (OfPlayer(999), OfPlayer(998)),
+            (OfRound(999_999), OfRound(999_998)),
+        ] {
+            let debit = debit_id(&round, &player, n, BetKind::PerfectPair);
+            assert!(
+                debit
+                    .as_str()
+                    .starts_with("debit:ABCDEFGHIJKLMNOP-S9999-H999:"),
+                "{debit}"
+            );
+            let cancel = cancel_id(&debit);
+            // Readable, not hashed: its position reads back.
+            assert_eq!(
+                cancelled_position(cancel.as_str()),
+                Some(BetKind::PerfectPair),
+                "{cancel}"
+            );
+            assert_ne!(
+                cancel_id(&debit_id(&round, &player, other, BetKind::PerfectPair)),
+                cancel
+            );
+        }
     }
 
     /// Every id this module makes reads back as what it is for, hashed ones too; a
@@ -375,23 +456,27 @@ mod tests {
             (RoundId::new("ABCDEFGHIJKLMNOP", 9999, 999), long.as_str()),
         ] {
             let kind = BetKind::PerfectPair;
-            let debit = debit_id(&round, player, 7, kind);
-            for (tx, purpose) in [
-                (debit.clone(), TxPurpose::Debit),
-                (settlement_id(&round, player, kind), TxPurpose::Settlement),
-                (
-                    clear_refund_id(&round, player, 2, kind),
-                    TxPurpose::ClearRefund,
-                ),
-                (void_refund_id(&round, player, kind), TxPurpose::VoidRefund),
-                (cancel_id(&debit), TxPurpose::Cancel),
-            ] {
-                assert_eq!(TxPurpose::of(tx.as_str()), Some(purpose), "{tx}");
+            for n in [OfPlayer(7), OfRound(7)] {
+                let debit = debit_id(&round, player, n, kind);
+                for (tx, purpose) in [
+                    (debit.clone(), TxPurpose::Debit),
+                    (settlement_id(&round, player, kind), TxPurpose::Settlement),
+                    (
+                        clear_refund_id(&round, player, 2, kind),
+                        TxPurpose::ClearRefund,
+                    ),
+                    (void_refund_id(&round, player, kind), TxPurpose::VoidRefund),
+                    (cancel_id(&debit), TxPurpose::Cancel),
+                ] {
+                    assert_eq!(TxPurpose::of(tx.as_str()), Some(purpose), "{tx}");
+                }
             }
         }
         let round = RoundId::new("T01", 3, 42);
-        let cancel = cancel_id(&debit_id(&round, "alice", 1, BetKind::Tie));
-        assert_eq!(cancelled_position(cancel.as_str()), Some(BetKind::Tie));
+        for n in [OfPlayer(1), OfRound(1)] {
+            let cancel = cancel_id(&debit_id(&round, "alice", n, BetKind::Tie));
+            assert_eq!(cancelled_position(cancel.as_str()), Some(BetKind::Tie));
+        }
         assert_eq!(cancelled_position("cancel:0123456789abcdef"), None);
         assert_eq!(TxPurpose::of("dep-1"), None);
     }

@@ -327,7 +327,12 @@ async fn a_journal_of_one_answer_per_record_replays() {
     // wallet took the debit).
     let wallet = wallet_of(dir.path());
     let debit = banco_wallet::Debit {
-        tx: banco_table::wallet_book::debit_id(&round, "alice", 1, BetKind::Player),
+        tx: banco_table::wallet_book::debit_id(
+            &round,
+            "alice",
+            banco_table::wallet_book::RequestNumber::OfRound(1),
+            BetKind::Player,
+        ),
         player: "alice".into(),
         currency: "EUR".into(),
         amount: 1_000,

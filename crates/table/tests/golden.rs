@@ -1,7 +1,10 @@
-//! The stored formats of version 1, against the golden files in
-//! `crates/records/tests/golden/v1/`, written by this version: every later version must
-//! replay those journals and seal exactly those records, byte for byte (hashes and
-//! signatures included), or it has changed a format that auditors and restarts depend on.
+//! The stored formats, against the golden files in `crates/records/tests/golden/v<N>/`,
+//! each folder written by the version that introduced journal format N: every later
+//! version must replay those journals and seal exactly those records, byte for byte
+//! (hashes and signatures included), or it has changed a format that auditors and
+//! restarts depend on. Format 2 has format 1's records and numbers a round's debits in the
+//! order its bet requests came (see `banco_records::journal::JOURNAL_FORMAT`), so its
+//! rounds name other debit ids; both folders are the same script played.
 //!
 //! - `T01.journal`: a live table: bets by two players (two requests on one round), a bet
 //!   refused by the wallet and its debit cancelled, bets cleared and placed again, a card
@@ -12,8 +15,9 @@
 //!   of a broadcaster's `outbox.jsonl`, signed by the key of seed `[42; 32]`;
 //! - `T01.checkpoint.json`: T01's last signed checkpoint.
 //!
-//! `BANCO_WRITE_GOLDEN=1 cargo test -p banco-table --test golden` writes them again: only
-//! for a new format version, in a new folder, never over v1.
+//! `BANCO_WRITE_GOLDEN=1 cargo test -p banco-table --test golden` writes them for the
+//! format this version starts journals in, into a folder of its own that must not exist
+//! yet: only for a new format version, never over an earlier one.
 #![allow(clippy::unwrap_used)]
 
 mod actor_support;
@@ -24,7 +28,7 @@ use std::sync::Arc;
 use actor_support::{
     CROUPIER, bet, card, close_betting, config, confirm, deal, fund, ok, shoe_config,
 };
-use banco_records::journal::Entry;
+use banco_records::journal::{Entry, JOURNAL_FORMAT};
 use banco_rules::BetKind;
 use banco_rules::shoe::{BurnRule, ShoeConfig};
 use banco_table::actor::{
@@ -35,8 +39,8 @@ use banco_table::{ActorTask, Command, MemorySink, Pacing, RoundId};
 
 const START_MS: u64 = 1_800_000_000_000;
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../records/tests/golden/v1")
+fn golden_dir(format: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../records/tests/golden/v{format}"))
 }
 
 fn signer() -> Arc<TableSigner> {
@@ -268,6 +272,11 @@ fn lines(rounds: &[SealedRound]) -> String {
 
 /// Writes the golden files into `to` (see the module's docs).
 async fn write_golden(to: &Path) {
+    assert!(
+        !to.join("T01.journal").exists(),
+        "{} holds golden files already: a format's files are never written again",
+        to.display()
+    );
     std::fs::create_dir_all(to).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut sealed = Vec::new();
@@ -303,8 +312,8 @@ async fn write_golden(to: &Path) {
 }
 
 /// Every record of `journal` reads as this version's entry and encodes back to the very
-/// bytes stored.
-fn journal_reencodes(journal: &Path) {
+/// bytes stored; the journal's format.
+fn journal_reencodes(journal: &Path) -> u32 {
     let (_journal, records) = Journal::open(journal).unwrap();
     let mut records = records.into_iter();
     let first = records.next().unwrap();
@@ -321,21 +330,20 @@ fn journal_reencodes(journal: &Path) {
             record.seq
         );
     }
+    config.format
 }
 
-#[tokio::test]
-async fn version_1_journals_replay_to_the_golden_records_byte_for_byte() {
-    let golden = golden_dir();
-    if std::env::var_os("BANCO_WRITE_GOLDEN").is_some() {
-        write_golden(&golden).await;
-    }
+/// Replays the golden journals of `format` and compares what they seal with the golden
+/// records; the records, for the caller to look into.
+async fn replays_to_the_golden_records(format: u32) -> String {
+    let golden = golden_dir(format);
     let expected = std::fs::read_to_string(golden.join("rounds.jsonl")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut replayed = Vec::new();
     for (table, pacing) in [("T01", Pacing::Live), ("T02", Pacing::SinglePlayer)] {
         let journal = dir.path().join(format!("{table}.journal"));
         std::fs::copy(golden.join(format!("{table}.journal")), &journal).unwrap();
-        journal_reencodes(&journal);
+        assert_eq!(journal_reencodes(&journal), format, "{table}");
         // No watermark: the outbox sends every round the replay seals.
         let sink = Arc::new(MemorySink::new());
         let (_handle, task, _time) = start(dir.path(), table, pacing, &sink).await;
@@ -368,4 +376,68 @@ async fn version_1_journals_replay_to_the_golden_records_byte_for_byte() {
         (checkpoint.chain_seq, checkpoint.head_hash.as_str()),
         (last.seq, last.hash.as_str())
     );
+    expected
+}
+
+#[tokio::test]
+async fn version_1_journals_replay_to_the_golden_records_byte_for_byte() {
+    let rounds = replays_to_the_golden_records(1).await;
+    assert!(rounds.contains("\"debit:T01-S0001-H001:alice:2:player_pair\""));
+}
+
+/// A journal of format 2 numbers its debits by the round's requests: alice's second
+/// request on the first round was its second (bob's came after).
+#[tokio::test]
+async fn version_2_journals_replay_to_the_golden_records_byte_for_byte() {
+    if std::env::var_os("BANCO_WRITE_GOLDEN").is_some() {
+        write_golden(&golden_dir(JOURNAL_FORMAT)).await;
+    }
+    let rounds = replays_to_the_golden_records(2).await;
+    assert!(rounds.contains("\"debit:T01-S0001-H001:000002:alice:player_pair\""));
+    assert!(!rounds.contains(":alice:2:player_pair\""));
+}
+
+/// A table started on a journal of format 1 goes on numbering its debits as format 1
+/// did, so that a bet request it journaled before an upgrade (and, after it, every request
+/// of the round it was on) names the debits the wallet was or will be asked for; a new
+/// journal numbers them by the round's requests.
+#[tokio::test]
+async fn a_table_goes_on_with_the_debit_ids_of_its_journals_format() {
+    for (format, id) in [
+        (1, "debit:T01-S0002-H002:alice:1:banker"),
+        (2, "debit:T01-S0001-H001:000001:alice:banker"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        if format == 1 {
+            std::fs::copy(
+                golden_dir(1).join("T01.journal"),
+                dir.path().join("T01.journal"),
+            )
+            .unwrap();
+        }
+        let sink = Arc::new(MemorySink::new());
+        let (handle, task, time) = start(dir.path(), "T01", Pacing::Live, &sink).await;
+        time.advance(3_600_000);
+        fund(&handle, "alice", 10_000).await;
+        if format == 2 {
+            ok(&handle, open_shoe(burning(8))).await;
+            ok(
+                &handle,
+                Command::Burn {
+                    exposed: card("4S"),
+                    by: CROUPIER.into(),
+                    now_ms: 0,
+                },
+            )
+            .await;
+        }
+        let round = open_round(&handle).await;
+        ok(&handle, bet(&round, "alice", BetKind::Banker, 500, "late")).await;
+        let moved = actor_support::wallet_of(dir.path()).transactions();
+        assert!(
+            moved.iter().any(|tx| tx.as_str() == id),
+            "format {format}: {moved:?}"
+        );
+        task.shutdown().await;
+    }
 }

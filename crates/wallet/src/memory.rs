@@ -160,6 +160,12 @@ impl MemoryWallet {
         self.fail_next.store(n, Ordering::SeqCst);
     }
 
+    /// The transaction ids of every request decided so far (refused ones too), in id
+    /// order.
+    pub fn transactions(&self) -> Vec<TxId> {
+        self.state().seen.keys().cloned().collect()
+    }
+
     /// Calls so far (movements and reads), failed ones included.
     pub fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)

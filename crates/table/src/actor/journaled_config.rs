@@ -325,12 +325,17 @@ mod tests {
         };
         assert_eq!(check_same(&old, &config()), Ok(()));
         assert!(!serde_json::to_string(&old).unwrap().contains("format"));
+        let one = JournaledConfig {
+            format: 1,
+            ..config()
+        };
+        assert_eq!(check_same(&one, &config()), Ok(()));
         let newer = JournaledConfig {
             format: JOURNAL_FORMAT + 1,
             ..config()
         };
         let why = check_same(&newer, &config()).unwrap_err();
-        assert!(why.contains("format 2, written by a newer banco"), "{why}");
+        assert!(why.contains("format 3, written by a newer banco"), "{why}");
     }
 
     #[test]

@@ -88,6 +88,7 @@ pub(super) fn replay(
              change under a live journal)"
         ))
     })?;
+    table = table.numbering_debits_as(journaled.format);
     let mut last_seq = first.seq;
     for record in records {
         if let Some(kept) = kept.as_deref_mut() {

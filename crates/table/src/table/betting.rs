@@ -14,7 +14,7 @@ use crate::phase::Phase;
 use crate::policy::Pacing;
 use crate::refusal::Refusal;
 use crate::round_id::RoundId;
-use crate::wallet_book::{self, OwedOp, PendingRequest};
+use crate::wallet_book::{self, DebitNumbering, OwedOp, PendingRequest, RequestNumber};
 
 use super::settling::owe_all;
 use super::{Answered, Handled, Round, Table, required, round_entry};
@@ -80,6 +80,7 @@ impl Table {
             book: Book::default(),
             passed: BTreeSet::new(),
             requests: BTreeMap::new(),
+            numbered: 0,
             clears: BTreeMap::new(),
             debits: BTreeMap::new(),
             placements: BTreeMap::new(),
@@ -304,7 +305,12 @@ impl Table {
             })?;
         // The last check; nothing has changed yet.
         let round_id = round.id.clone();
-        let n = round.requests.get(player).copied().unwrap_or(0) + 1;
+        let of_player = round.requests.get(player).copied().unwrap_or(0) + 1;
+        let of_round = round.numbered + 1;
+        let n = match self.numbering {
+            DebitNumbering::ByPlayer => RequestNumber::OfPlayer(of_player),
+            DebitNumbering::InRound => RequestNumber::OfRound(of_round),
+        };
         let (table, currency) = (&self.config.table_id, self.config.policy.currency.as_str());
         let debits = accepted
             .bets
@@ -325,7 +331,8 @@ impl Table {
             at: now,
         };
         if let Some(round) = self.round.as_mut() {
-            round.requests.insert(player.to_owned(), n);
+            round.requests.insert(player.to_owned(), of_player);
+            round.numbered = of_round;
         }
         self.wallet.add_pending(request.clone());
         Ok(vec![Event::BetsPending { request }])
