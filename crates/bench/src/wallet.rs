@@ -300,8 +300,9 @@ impl Table {
             let mut debits = JoinSet::new();
             for (seat, &p) in self.seats.iter().enumerate() {
                 let stake = STAKES[(round + seat) % STAKES.len()];
+                // Numbered in the order they are sent, as a table numbers a round's debits.
                 let debit = Debit {
-                    tx: tx(format!("{}:d:{round_id}:{p}", self.run))?,
+                    tx: tx(format!("{}:d:{round_id}:{:06}:{p}", self.run, seat + 1))?,
                     player: self.names[p].clone(),
                     currency: CURRENCY.to_owned(),
                     amount: stake,
