@@ -165,6 +165,13 @@ impl Running {
         self.store.as_deref().map(Store::commit_stats)
     }
 
+    /// The store's largest and longest commit count from now on.
+    pub(crate) fn restart_commit_maxima(&self) {
+        if let Some(store) = &self.store {
+            store.restart_commit_maxima();
+        }
+    }
+
     /// Stops its servers.
     pub(crate) async fn stop(self) {
         let _ = self.stop.send(true);

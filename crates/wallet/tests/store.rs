@@ -767,6 +767,7 @@ async fn a_wallet_from_before_versions_opens() {
 /// The store's Prometheus metrics count each transaction, its requests and how long it
 /// took, and its commit statistics keep the longest: all of it counted by the time the
 /// answer arrives, also when the answer is read on another thread than the committer's.
+/// The largest and longest restart on demand (a benchmark's timed stretch).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metrics_count_each_commit_and_how_long_it_took() {
     let db = store_support::sqlite();
@@ -789,6 +790,19 @@ async fn the_metrics_count_each_commit_and_how_long_it_took() {
     }
     let stats = store.commit_stats();
     assert_eq!((stats.commits, stats.requests, stats.largest), (2, 2, 1));
+    assert!(stats.longest > Duration::ZERO, "{stats:?}");
+
+    // Restarted, the maxima count the commits after only; the counts go on.
+    store.restart_commit_maxima();
+    let restarted = store.commit_stats();
+    assert_eq!(
+        (restarted.largest, restarted.longest),
+        (0, Duration::ZERO),
+        "{restarted:?}"
+    );
+    store.debit(&debit("d2", "alice", 100)).await.unwrap();
+    let stats = store.commit_stats();
+    assert_eq!((stats.commits, stats.requests, stats.largest), (3, 3, 1));
     assert!(stats.longest > Duration::ZERO, "{stats:?}");
 }
 

@@ -47,10 +47,11 @@ pub struct CommitStats {
     pub commits: u64,
     /// Requests they carried.
     pub requests: u64,
-    /// The most one carried.
+    /// The most one carried (since the store opened, or since its maxima were restarted).
     pub largest: u64,
     /// The longest one took, from its first statement to its answer (a commit that waited
-    /// on the disk, or copied the WAL back, shows here as every request in it waited).
+    /// on the disk, or copied the WAL back, shows here as every request in it waited);
+    /// since the store opened, or since its maxima were restarted.
     pub longest: Duration,
 }
 
@@ -93,6 +94,12 @@ impl Committer {
             largest: self.counts.largest.load(Ordering::Relaxed),
             longest: Duration::from_micros(self.counts.longest_us.load(Ordering::Relaxed)),
         }
+    }
+
+    /// [`CommitStats::largest`] and [`CommitStats::longest`] count from now on.
+    pub(crate) fn restart_maxima(&self) {
+        self.counts.largest.store(0, Ordering::Relaxed);
+        self.counts.longest_us.store(0, Ordering::Relaxed);
     }
 
     /// Queues `op` and waits for its transaction's commit.
