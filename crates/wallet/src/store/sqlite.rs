@@ -26,12 +26,13 @@ use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_r
 const CACHE_KIB: i64 = -65_536;
 
 /// Pages in the WAL before they are copied back into the file (SQLite's default: 1,000).
-/// Every movement changes a page of an index and a table spread over their keys (its id,
-/// its account), and most of those pages are changed again by the next commits: copied
-/// back four times less often, each is copied once for more commits. The copy is made by
-/// the commit that crosses the mark, which waits for it, so the mark is not higher: at
-/// 16,000 pages the waits showed in the slowest answers. The WAL grows to 32 MiB (16 MiB in
-/// a file made with 4 KiB pages) and is reused from its start.
+/// Every movement changes a page of a table spread over its keys (its account's; and of
+/// its id's index, from tables numbering debits by player, journal format 1), and most of
+/// those pages are changed again by the next commits: copied back four times less often,
+/// each is copied once for more commits. The copy is made by the commit that crosses the
+/// mark, which waits for it, so the mark is not higher: at 16,000 pages the waits showed
+/// in the slowest answers. The WAL grows to 32 MiB (16 MiB in a file made with 4 KiB
+/// pages) and is reused from its start.
 const CHECKPOINT_PAGES: i64 = 4_000;
 
 /// Statements the connection keeps prepared (it uses seven).
