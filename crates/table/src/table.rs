@@ -204,7 +204,7 @@ impl Table {
 
     /// Numbers debits as a journal of `format` did (the newest format's way unless told).
     #[must_use]
-    pub const fn numbering_debits_as(mut self, format: u32) -> Table {
+    pub(crate) const fn numbering_debits_as(mut self, format: u32) -> Table {
         self.numbering = DebitNumbering::of_journal_format(format);
         self
     }

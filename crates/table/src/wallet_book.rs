@@ -260,8 +260,10 @@ pub fn debit_id(round: &RoundId, player: &str, n: RequestNumber, kind: BetKind) 
         RequestNumber::OfRound(n) => {
             // Zero-padded so that the ids' order is the requests' (a round of more than a
             // million requests still has unique ids, in another order).
-            let id = format!("{DEBIT}:{round}:{n:06}:{player}:{}", kind.name());
-            TxId::new(id.clone()).unwrap_or_else(|_| hashed(DEBIT, &id))
+            readable_or_hashed(
+                DEBIT,
+                format!("{DEBIT}:{round}:{n:06}:{player}:{}", kind.name()),
+            )
         }
     }
 }
@@ -283,8 +285,7 @@ pub fn void_refund_id(round: &RoundId, player: &str, kind: BetKind) -> TxId {
 
 /// The id of the cancel of `debit`.
 pub fn cancel_id(debit: &TxId) -> TxId {
-    let id = format!("{CANCEL}:{debit}");
-    TxId::new(id.clone()).unwrap_or_else(|_| hashed(CANCEL, &id))
+    readable_or_hashed(CANCEL, format!("{CANCEL}:{debit}"))
 }
 
 /// The position a cancel's debit was on, read from the cancel's id; `None` for a hashed id.
@@ -299,9 +300,13 @@ pub fn cancelled_position(cancel: &str) -> Option<BetKind> {
 
 fn tx_id(what: &str, round: &RoundId, player: &str, n: Option<u32>, kind: BetKind) -> TxId {
     let n = n.map(|n| format!(":{n}")).unwrap_or_default();
-    let id = format!("{what}:{round}:{player}{n}:{}", kind.name());
-    // Player ids are token subjects (`[A-Za-z0-9._@-]`, at most 64) and table ids at most
-    // 16 characters, so every id fits; should one not, it stays unique and readable in part.
+    readable_or_hashed(what, format!("{what}:{round}:{player}{n}:{}", kind.name()))
+}
+
+/// `id` itself if it is a transaction id, else [`hashed`]. Player ids are token subjects
+/// (`[A-Za-z0-9._@-]`, at most 64) and table ids at most 16 characters, so every id this
+/// module makes fits; should one not, it stays unique and readable in part.
+fn readable_or_hashed(what: &str, id: String) -> TxId {
     TxId::new(id.clone()).unwrap_or_else(|_| hashed(what, &id))
 }
 
