@@ -20,6 +20,16 @@ fn succeeded(command: &mut std::process::Command) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), text)
 }
 
+/// Runs `command`, which must fail: its exit code, its standard error, and all of what it
+/// printed for an assertion's message.
+fn failed(command: &mut std::process::Command) -> (Option<i32>, String, String) {
+    let out = command.output().unwrap();
+    let text = banco_e2e::output_text(&out);
+    assert!(!out.status.success(), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stderr, text)
+}
+
 /// Direct, through JetStream and two edges (the subscribers' connections spread over
 /// them), and through plain NATS: every subscriber saw every card once, in order, each
 /// way.
@@ -148,15 +158,10 @@ fn the_bets_bench_offers_a_rate_and_still_checks_the_money() {
         .unwrap();
     assert!(seconds >= 0.148, "{seconds} s: {text}");
 
-    let out = banco_bench()
-        .args(["bets", "--rate", "0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+    let (_, _, text) = failed(banco_bench().args(["bets", "--rate", "0"]));
     assert!(
-        banco_e2e::output_text(&out).contains("--rate must be at least 1 bet a second"),
-        "{}",
-        banco_e2e::output_text(&out)
+        text.contains("--rate must be at least 1 bet a second"),
+        "{text}"
     );
 }
 
@@ -179,14 +184,10 @@ fn banco_bench_is_the_benchmarks_binary_beside_banco() {
         "{text}"
     );
 
-    let out = banco()
-        .args(["bench", "bets", "--bets-per-player", "0"])
-        .output()
-        .unwrap();
-    let text = banco_e2e::output_text(&out);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let (code, stderr, text) = failed(banco().args(["bench", "bets", "--bets-per-player", "0"]));
+    assert_eq!(code, Some(2), "{text}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--bets-per-player 0: must be 1 to 180"),
+        stderr.contains("--bets-per-player 0: must be 1 to 180"),
         "{text}"
     );
 }
