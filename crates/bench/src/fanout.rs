@@ -511,6 +511,7 @@ async fn run_edges(args: &FanoutArgs, issuer: &Issuer) -> anyhow::Result<Run> {
         InProcess::start_publishing(issuer, TABLE, FanoutLimits::default(), &nats.url).await?;
     let run = async {
         let edges = Edges::start(args.edges, &dir.0, issuer, &nats.url).await?;
+        edges.serving(issuer).await?;
         let target = Target {
             name: format!(
                 "JetStream + {} edge{}",
@@ -584,6 +585,35 @@ impl Edges {
             edges._children.push(child);
         }
         Ok(edges)
+    }
+
+    /// Waits until every edge has the table in its lobby. An edge serves once it has read
+    /// the lobby or waited 3 s for it, and the origin's record may reach the lobby after
+    /// that read (the origin starts beside the edges): a subscriber then would be told
+    /// the table is unknown, and the subscribers' process does not retry.
+    async fn serving(&self, issuer: &Issuer) -> anyhow::Result<()> {
+        use banco_wire::pb::player_service_client::PlayerServiceClient;
+        let bearer = token(issuer, Role::Player, "bench-lobby")?;
+        for url in &self.urls {
+            let channel = Channel::from_shared(url.clone())?
+                .connect()
+                .await
+                .with_context(|| format!("could not connect to the edge at {url}"))?;
+            let mut client = PlayerServiceClient::with_interceptor(channel, bearer.clone());
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let lobby = client.list_tables(pb::ListTablesRequest {}).await?;
+                if lobby.get_ref().tables.iter().any(|t| t.table_id == TABLE) {
+                    break;
+                }
+                ensure!(
+                    Instant::now() < deadline,
+                    "the edge at {url} has not had table {TABLE} in its lobby within 30 s"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Ok(())
     }
 }
 
