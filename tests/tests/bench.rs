@@ -125,6 +125,13 @@ fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
                 && stdout.contains("totals and all 30 balances check"),
             "{wallet}: {text}"
         );
+        // The table and its wallet run on threads of their own, told apart from the load.
+        assert!(
+            stdout.contains("server-rt ")
+                && stdout.contains("bench-load ")
+                && stdout.contains("µs a bet, the rest the bench's players"),
+            "{wallet}: {text}"
+        );
         // Each debit is its own durable commit, or shares one with others: never none.
         assert_eq!(
             stdout.contains("wallet commits"),

@@ -3,6 +3,7 @@
 //! players each placing `--bets-per-player` bets, `--concurrency` requests in flight, or
 //! with `--rate R` each bet sent at its time, R a second, however many are in flight.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure};
@@ -37,6 +38,7 @@ pub(super) async fn bench_bets(
     concurrency: usize,
     rate: Option<u32>,
     wallet: BenchWallet,
+    server: &tokio::runtime::Handle,
 ) -> anyhow::Result<()> {
     ensure!(players > 0, "--players must be at least 1");
     ensure!(
@@ -47,8 +49,15 @@ pub(super) async fn bench_bets(
     ensure!(rate != Some(0), "--rate must be at least 1 bet a second");
     let issuer = keys()?;
     let welcome = STAKE * per_player as i64;
-    let hosted =
-        InProcess::start_with(&issuer, TABLE, welcome, FanoutLimits::default(), wallet).await?;
+    let hosted = {
+        let issuer = issuer.clone();
+        server
+            .spawn(async move {
+                InProcess::start_with(&issuer, TABLE, welcome, FanoutLimits::default(), wallet)
+                    .await
+            })
+            .await??
+    };
     let (addr, handle) = (hosted.addr, hosted.handle.clone());
 
     // One connection per 16 requests in flight, as many clients would have.
@@ -152,7 +161,9 @@ pub(super) async fn bench_bets(
         }
     };
     let elapsed = started.elapsed();
-    let cpu = cpu_per(&cpu_before, &thread_cpu()?, count, "bet");
+    let cpu_after = thread_cpu()?;
+    let cpu = cpu_per(&cpu_before, &cpu_after, count, "bet");
+    let server_cpu = server_cpu_per_bet(&cpu_before, &cpu_after, count);
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();
 
@@ -194,7 +205,7 @@ pub(super) async fn bench_bets(
             balance.available_minor
         );
     }
-    hosted.stop().await;
+    server.spawn(hosted.stop()).await?;
 
     let fsyncs = commits_after.commits.saturating_sub(commits_before.commits);
     let wallet_commits = match (wallet_before, wallet_after) {
@@ -211,7 +222,8 @@ pub(super) async fn bench_bets(
     println!(
         "banco-bench bets: {players} players × {per_player} bets, {load}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
-         latency {}; {cpu}, the bench's clients included; {fsyncs} journal fsyncs, {:.3} per \
+         latency {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
+         bench's players; {fsyncs} journal fsyncs, {:.3} per \
          bet{wallet_commits}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
@@ -221,6 +233,26 @@ pub(super) async fn bench_bets(
         fsyncs as f64 / count.max(1) as f64,
     );
     Ok(())
+}
+
+/// The threads of this process that only make the load: the players' runtime and the
+/// main thread. Everything else (`server-rt`, `grpc-io`, the journal's and the wallet's
+/// committers, the validator's) serves.
+const LOAD_THREADS: [&str; 2] = ["bench-load", "banco-bench"];
+
+/// The CPU time the server's threads spent between two [`thread_cpu`] readings, in µs a
+/// bet: what a table would need of a machine whose players are elsewhere.
+fn server_cpu_per_bet(
+    before: &BTreeMap<String, Duration>,
+    after: &BTreeMap<String, Duration>,
+    bets: usize,
+) -> f64 {
+    let spent: Duration = after
+        .iter()
+        .filter(|(kind, _)| !LOAD_THREADS.contains(&kind.as_str()))
+        .map(|(kind, t)| t.saturating_sub(before.get(kind).copied().unwrap_or_default()))
+        .sum();
+    spent.as_secs_f64() * 1e6 / bets.max(1) as f64
 }
 
 /// A player's request and the client to send it with, made before any is timed.
@@ -325,4 +357,30 @@ fn accepted(p: usize, reply: &pb::PlaceBetsResponse) -> anyhow::Result<()> {
         bail!("p{p}: bet not accepted: {reply:?}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_cpu_leaves_out_the_loads_threads() {
+        let ms = Duration::from_millis;
+        let before = BTreeMap::from([
+            ("server-rt".to_owned(), ms(100)),
+            ("bench-load".to_owned(), ms(100)),
+            ("grpc-io".to_owned(), ms(50)),
+        ]);
+        let after = BTreeMap::from([
+            ("server-rt".to_owned(), ms(300)),
+            ("bench-load".to_owned(), ms(900)),
+            ("banco-bench".to_owned(), ms(70)),
+            ("grpc-io".to_owned(), ms(150)),
+            // A thread that started in between counts from nothing.
+            ("wallet-commit".to_owned(), ms(100)),
+        ]);
+        // 200 + 100 + 100 ms of the server's over 1,000 bets.
+        let per_bet = server_cpu_per_bet(&before, &after, 1_000);
+        assert!((per_bet - 400.0).abs() < 1e-9, "{per_bet}");
+    }
 }

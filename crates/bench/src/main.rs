@@ -138,13 +138,28 @@ fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
             concurrency,
             rate,
             wallet,
-        } => runtime.block_on(bets::bench_bets(
-            players,
-            bets_per_player,
-            concurrency,
-            rate,
-            wallet,
-        ))?,
+        } => {
+            // The table and its wallet on threads of their own, the players' load on the
+            // process's: the CPU figures then tell the server's part from the load's.
+            let server = tokio::runtime::Builder::new_multi_thread()
+                .thread_name("server-rt")
+                .enable_all()
+                .build()
+                .context("could not start the server's async runtime")?;
+            let load = tokio::runtime::Builder::new_multi_thread()
+                .thread_name("bench-load")
+                .enable_all()
+                .build()
+                .context("could not start the load's async runtime")?;
+            load.block_on(bets::bench_bets(
+                players,
+                bets_per_player,
+                concurrency,
+                rate,
+                wallet,
+                server.handle(),
+            ))?;
+        }
         BenchCommand::Fanout(args) => runtime.block_on(fanout::run(args))?,
         BenchCommand::Archive(args) => runtime.block_on(archive::run(args))?,
         BenchCommand::Video(args) => runtime.block_on(video::run(args))?,
