@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use banco_wallet::store::{Kind, ManualClock, MovementFilter, PAGE_BYTES, StoreMetrics};
 use banco_wallet::{
-    Cash, Cashier as _, LimitChange, SelfLimit, Store, StoreOptions, Wallet as _, WalletError,
+    Cash, Cashier as _, Debit, LimitChange, SelfLimit, Store, StoreOptions, Wallet as _,
+    WalletError,
 };
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
 
@@ -340,9 +341,11 @@ async fn statement(store: &Store, player: &str) -> Vec<String> {
     }
 }
 
-/// A batch wider than one look-up (1,024 accounts and ids a statement) is decided whole:
-/// each account read once, the earlier request of a repeated id and the mark of a
-/// cancelled debit found in the look-up after the first, and every balance exact.
+/// A batch wider than one look-up (1,024 accounts and ids a statement on PostgreSQL) is
+/// decided whole: each account read once, the earlier request of a repeated id and the
+/// mark of a cancelled debit found in the look-up after the first, a player's second
+/// currency in an account of its own (and one never paid into decided empty), and every
+/// balance exact.
 async fn a_batch_wider_than_one_look_up(db: TestDb) {
     const PLAYERS: usize = 1_100;
     let store = open(&db).await;
@@ -370,6 +373,16 @@ async fn a_batch_wider_than_one_look_up(db: TestDb) {
     debits.push(repeated);
     debits.push(cancelled);
     debits.push(debit("d-over", &names[0], 1_000));
+    store
+        .deposit(&Cash::new(&tx("dep-gbp"), last, "GBP", 500))
+        .await
+        .unwrap();
+    let in_currency = |id: &str, player: &str, currency: &str| Debit {
+        currency: currency.to_owned(),
+        ..debit(id, player, 30)
+    };
+    debits.push(in_currency("d-gbp", last, "GBP"));
+    debits.push(in_currency("d-chf", last, "CHF"));
     let before = store.commit_stats().commits;
     let answers = store.debit_many(&debits, Duration::from_secs(60)).await;
     assert_eq!(store.commit_stats().commits, before + 1);
@@ -393,6 +406,14 @@ async fn a_batch_wider_than_one_look_up(db: TestDb) {
             available: 990
         })
     );
+    assert_eq!(answers[PLAYERS + 3].as_ref().unwrap().balance, 470);
+    assert_eq!(
+        answers[PLAYERS + 4],
+        Err(WalletError::InsufficientFunds {
+            needed: 30,
+            available: 0
+        })
+    );
     for (p, name) in names.iter().enumerate() {
         let already = if p == PLAYERS - 1 { 100 } else { 0 };
         assert_eq!(
@@ -400,6 +421,7 @@ async fn a_batch_wider_than_one_look_up(db: TestDb) {
             1_000 - already - (10 + p as i64 % 7)
         );
     }
+    assert_eq!(store.account(last, "GBP").await.unwrap().balance, 470);
     books_balance(&store).await;
 }
 

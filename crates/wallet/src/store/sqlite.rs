@@ -19,6 +19,7 @@ use super::commit::{
     refusal_text, tx_id,
 };
 use super::decide::{self, LimitPolicy, Loaded, Mark, Op, Writes};
+use super::fields::{Columns, Rusqlite};
 use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_row};
 
 /// The committer's page cache, in KiB (negative: SQLite's unit for a size): 64 MiB, the
@@ -163,20 +164,22 @@ fn load(conn: &Connection, needs: &Needs<'_>) -> Result<Loaded, StoreError> {
     let mut select = conn.prepare_cached(&format!(
         "{SELECT_ACCOUNT} WHERE player = ?1 AND currency = ?2"
     ))?;
+    let columns = Columns::of(&select);
     for (player, currency) in &needs.accounts {
         let mut rows = select.query(params![player, currency])?;
         if let Some(row) = rows.next()? {
-            let account = account_row(row)?;
+            let account = account_row(&Rusqlite(row, &columns))?;
             loaded
                 .accounts
                 .insert((account.player.clone(), account.currency.clone()), account);
         }
     }
     let mut select = conn.prepare_cached(&format!("{SELECT_MOVEMENT} WHERE tx = ?1"))?;
+    let columns = Columns::of(&select);
     for id in &needs.ids {
         let mut rows = select.query(params![id])?;
         if let Some(row) = rows.next()? {
-            let movement = movement_row(row)?;
+            let movement = movement_row(&Rusqlite(row, &columns))?;
             loaded.seen.insert(movement.tx.clone(), movement);
         }
     }
