@@ -15,13 +15,10 @@ use banco_wire::pb::player_service_client::PlayerServiceClient;
 use banco_wire::pb::table_service_client::TableServiceClient;
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use tokio::task::JoinSet;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 use super::common::{InProcess, connect, cpu_per, keys, percentiles, thread_cpu, token};
+use super::grpc_h2::Connection;
 use super::wallets::BenchWallet;
-
-type Authed = InterceptedService<Channel, BearerToken>;
 
 const STAKE: i64 = 500;
 const TABLE: &str = "B01";
@@ -61,12 +58,13 @@ pub(super) async fn bench_bets(
     let (addr, handle) = (hosted.addr, hosted.handle.clone());
 
     // One connection per 16 requests in flight, as many clients would have.
-    let mut channels = Vec::new();
+    let mut connections = Vec::new();
     for _ in 0..concurrency.div_ceil(16) {
-        channels.push(connect(addr).await?);
+        connections.push(Connection::open(&format!("http://{addr}"), CONNECTION_WINDOW).await?);
     }
+    let channel = connect(addr).await?;
     let mut croupier = TableServiceClient::with_interceptor(
-        channels[0].clone(),
+        channel.clone(),
         token(&issuer, Role::Croupier, "bench-croupier")?,
     );
     let mut id = 0;
@@ -109,13 +107,12 @@ pub(super) async fn bench_bets(
         _ => bail!("OpenBetting refused: {reply:?}"),
     };
 
-    let clients: Vec<PlayerServiceClient<Authed>> = (0..players)
+    let clients: Vec<Player> = (0..players)
         .map(|p| {
-            let channel = channels[p % channels.len()].clone();
-            Ok(PlayerServiceClient::with_interceptor(
-                channel,
-                token(&issuer, Role::Player, &format!("p{p}"))?,
-            ))
+            Ok(Player {
+                connection: connections[p % connections.len()].clone(),
+                token: token(&issuer, Role::Player, &format!("p{p}"))?,
+            })
         })
         .collect::<anyhow::Result<_>>()?;
     let bet = |p: usize, i: usize| pb::PlaceBetsRequest {
@@ -193,9 +190,8 @@ pub(super) async fn bench_bets(
             "{kind}: the table shows {shown} staked, the bench placed {want}"
         );
     }
-    for (p, client) in clients.iter().enumerate() {
-        let balance = client
-            .clone()
+    for (p, player) in clients.iter().enumerate() {
+        let balance = PlayerServiceClient::with_interceptor(channel.clone(), player.token.clone())
             .get_balance(pb::GetBalanceRequest {})
             .await?
             .into_inner();
@@ -255,8 +251,32 @@ fn server_cpu_per_bet(
     spent.as_secs_f64() * 1e6 / bets.max(1) as f64
 }
 
-/// A player's request and the client to send it with, made before any is timed.
-type Request = (usize, pb::PlaceBetsRequest, PlayerServiceClient<Authed>);
+/// The PlaceBets method's path.
+const PLACE_BETS: &str = "/banco.v1.PlayerService/PlaceBets";
+
+/// Each connection's window: far more than the answers in flight on it take.
+const CONNECTION_WINDOW: u32 = 1 << 20;
+
+/// A player: its connection (shared with other players) and its token.
+#[derive(Clone)]
+struct Player {
+    connection: Connection,
+    token: BearerToken,
+}
+
+impl Player {
+    async fn place_bets(
+        &self,
+        request: &pb::PlaceBetsRequest,
+    ) -> anyhow::Result<pb::PlaceBetsResponse> {
+        self.connection
+            .unary(PLACE_BETS, &self.token, request)
+            .await
+    }
+}
+
+/// A player's request and the player to send it, made before any is timed.
+type Request = (usize, pb::PlaceBetsRequest, Player);
 
 /// Each worker's requests.
 type Queues = Vec<Vec<Request>>;
@@ -280,9 +300,9 @@ async fn place_all(queues: Queues) -> anyhow::Result<Vec<Duration>> {
     for queue in queues.into_iter().filter(|q| !q.is_empty()) {
         tasks.spawn(async move {
             let mut latencies = Vec::with_capacity(queue.len());
-            for (p, request, mut client) in queue {
+            for (p, request, player) in queue {
                 let sent = Instant::now();
-                let reply = client.place_bets(request).await?.into_inner();
+                let reply = player.place_bets(&request).await?;
                 latencies.push(sent.elapsed());
                 accepted(p, &reply)?;
             }
@@ -320,10 +340,10 @@ async fn place_at_rate(
         tokio::select! {
             biased;
             () = sleep_until_due(due), if due.is_some() => {
-                let Some((_, (p, request, mut client))) = requests.next() else { continue };
+                let Some((_, (p, request, player))) = requests.next() else { continue };
                 let due = due.unwrap_or(start).into_std();
                 in_flight.push(async move {
-                    let reply = client.place_bets(request).await?.into_inner();
+                    let reply = player.place_bets(&request).await?;
                     let latency = due.elapsed();
                     accepted(p, &reply)?;
                     anyhow::Ok(latency)

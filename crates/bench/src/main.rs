@@ -22,7 +22,7 @@ mod archive;
 mod bets;
 pub(crate) mod common;
 mod fanout;
-mod grpc_subscribe;
+mod grpc_h2;
 mod subscribers;
 mod validator;
 mod video;

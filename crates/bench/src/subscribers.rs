@@ -26,7 +26,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::grpc_subscribe;
+use super::grpc_h2;
 
 /// Receive window of one subscribers' connection (16 MiB): room for the events of its
 /// many subscribers, as if each had a connection of its own.
@@ -382,7 +382,7 @@ pub(super) async fn run(args: &SubscribersArgs) -> anyhow::Result<()> {
                 // A connection carries many subscribers here (a player's app carries
                 // one): HTTP/2's default 64 KiB connection window would hold every event
                 // back until the window update for the previous few arrived.
-                channels.push(grpc_subscribe::Connection::open(server, CONNECTION_WINDOW).await?);
+                channels.push(grpc_h2::Connection::open(server, CONNECTION_WINDOW).await?);
             }
             let opening = Arc::new(Semaphore::new(OPENING));
             let request = pb::SubscribeRequest {

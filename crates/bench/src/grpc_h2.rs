@@ -1,14 +1,15 @@
-//! Subscribe calls spoken over HTTP/2 directly (the `h2` crate, as under tonic), for the
-//! fan-out bench's subscribers.
+//! gRPC calls spoken over HTTP/2 directly (the `h2` crate, as under tonic), for the
+//! benches' own clients: the fan-out bench's subscribers and the bets bench's players.
 //!
-//! Why not tonic's client: the bench runs ten thousand subscribers in one process, on the
-//! same two cores as the broadcaster, and times their receipts; with tonic each of them
-//! is a task with an HTTP body and a decoder that copies every message into a buffer of
-//! its own, which cost the subscribers' process more CPU than the broadcaster spent
-//! sending (2.5 s against 1.0 s for 640,000 cards), so the bench timed the client as much
-//! as the server. This speaks the same bytes as any gRPC client: the request framed as a
-//! gRPC message, the response's messages taken from its DATA frames, each decoded with
-//! prost, the window given back as they are read, and the status read from the trailers.
+//! Why not tonic's client: the benches run their clients in one process, on the same two
+//! cores as the broadcaster, and time what the broadcaster does. With tonic each of ten
+//! thousand subscribers is a task with an HTTP body and a decoder that copies every
+//! message into a buffer of its own, which cost the subscribers' process more CPU than
+//! the broadcaster spent sending (2.5 s against 1.0 s for 640,000 cards); and each bet
+//! went through a tower buffer's task and hyper's dispatch to reach the connection. This
+//! speaks the same bytes as any gRPC client: the request framed as a gRPC message, the
+//! response's messages taken from its DATA frames, each decoded with prost, the window
+//! given back as they are read, and the status read from the trailers.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -18,7 +19,7 @@ use banco_auth::BearerToken;
 use banco_wire::framing::{self, frame};
 use banco_wire::pb;
 use bytes::{Bytes, BytesMut};
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use h2::RecvStream;
 use h2::client::SendRequest;
 use tonic::service::Interceptor as _;
@@ -74,10 +75,41 @@ impl Connection {
         token: &BearerToken,
         request: &pb::SubscribeRequest,
     ) -> anyhow::Result<Events> {
+        self.call(SUBSCRIBE, token, request).await
+    }
+
+    /// Calls the unary method at `path` as `token`: its one answer.
+    pub(super) async fn unary<M: prost::Message + Default>(
+        &self,
+        path: &str,
+        token: &BearerToken,
+        request: &impl prost::Message,
+    ) -> anyhow::Result<M> {
+        let mut answer = self.call(path, token, request).await?;
+        let message = match answer.next().await {
+            Some(Ok(message)) => message,
+            Some(Err(e)) => bail!("{path}: {e}"),
+            None => bail!("{path} answered no message"),
+        };
+        match answer.next().await {
+            None => {}
+            Some(Ok(_)) => bail!("{path} answered more than one message"),
+            Some(Err(e)) => bail!("{path}: {e}"),
+        }
+        M::decode(message).with_context(|| format!("{path}: the answer is not its message"))
+    }
+
+    /// Sends `request` to `path` as `token`; the response's messages once its headers came.
+    async fn call(
+        &self,
+        path: &str,
+        token: &BearerToken,
+        request: &impl prost::Message,
+    ) -> anyhow::Result<Events> {
         let mut call = tonic::Request::new(());
         let mut token = token.clone();
         call = token.call(call).map_err(|s| anyhow::anyhow!("{s}"))?;
-        let mut http_request = http::Request::post(format!("{}{SUBSCRIBE}", self.base))
+        let mut http_request = http::Request::post(format!("{}{path}", self.base))
             .header(http::header::CONTENT_TYPE, "application/grpc")
             .header(http::header::TE, "trailers")
             .body(())?;
@@ -91,14 +123,14 @@ impl Connection {
         let (parts, recv) = response.into_parts();
         ensure!(
             parts.status == http::StatusCode::OK,
-            "Subscribe answered HTTP {}",
+            "{path} answered HTTP {}",
             parts.status
         );
         // A call refused at once answers with its status in the headers (Trailers-Only).
         if let Some(status) = tonic::Status::from_header_map(&parts.headers)
             && status.code() != tonic::Code::Ok
         {
-            bail!("Subscribe refused: {status}");
+            bail!("{path} refused: {status}");
         }
         Ok(Events {
             recv,
@@ -108,7 +140,7 @@ impl Connection {
     }
 }
 
-/// The messages of one Subscribe response, each an encoded `TableEvent`.
+/// The messages of one response (of Subscribe, each an encoded `TableEvent`).
 pub(super) struct Events {
     recv: RecvStream,
     /// Bytes received and not yet taken: a message's part, or several messages.
