@@ -348,7 +348,9 @@ impl Table {
         outcome: &DebitOutcome,
         now: u64,
     ) -> Handled {
-        let Some(request) = self.wallet.pending(player, key).cloned() else {
+        // Taken out rather than copied (a request's debits are many strings); put back on
+        // any refusal below, which changes nothing.
+        let Some(request) = self.wallet.take_pending(player, key) else {
             return Err(Refusal::NotPending {
                 player: player.to_owned(),
                 key: key.to_owned(),
@@ -367,7 +369,6 @@ impl Table {
             }),
         };
         if let Some(why) = why {
-            self.wallet.take_pending(player, key);
             let owed = request
                 .debits
                 .iter()
@@ -385,6 +386,8 @@ impl Table {
             ]);
         }
         let DebitOutcome::Taken { balance, version } = *outcome else {
+            // A refusal always has its reason above.
+            self.wallet.add_pending(request);
             return Ok(Vec::new());
         };
         let round_id = request.round_id.clone();
@@ -403,11 +406,14 @@ impl Table {
             })
             .collect();
         let Some(round) = self.round.as_mut() else {
+            self.wallet.add_pending(request);
             return Err(Refusal::BettingNotOpen { phase: self.phase });
         };
         // The last check, and the first change.
-        self.ledger.post_all(entries)?;
-        self.wallet.take_pending(player, key);
+        if let Err(e) = self.ledger.post_all(entries) {
+            self.wallet.add_pending(request);
+            return Err(e.into());
+        }
         // A payout acknowledged after these debits were answered may have been applied
         // first: the newest balance is the one to show.
         let balance = self.wallet.set_balance(player, balance, version);
