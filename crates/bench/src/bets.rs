@@ -16,7 +16,7 @@ use banco_wire::pb::table_service_client::TableServiceClient;
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use tokio::task::JoinSet;
 
-use super::common::{InProcess, connect, cpu_per, keys, percentiles, thread_cpu, token};
+use super::common::{InProcess, connect, cpu_per, cpu_spent, keys, percentiles, thread_cpu, token};
 use super::grpc_h2::Connection;
 use super::wallets::BenchWallet;
 
@@ -243,10 +243,9 @@ fn server_cpu_per_bet(
     after: &BTreeMap<String, Duration>,
     bets: usize,
 ) -> f64 {
-    let spent: Duration = after
-        .iter()
-        .filter(|(kind, _)| kind.as_str() != LOAD_THREAD)
-        .map(|(kind, t)| t.saturating_sub(before.get(kind).copied().unwrap_or_default()))
+    let spent: Duration = cpu_spent(before, after)
+        .filter(|&(kind, _)| kind != LOAD_THREAD)
+        .map(|(_, t)| t)
         .sum();
     spent.as_secs_f64() * 1e6 / bets.max(1) as f64
 }

@@ -373,6 +373,18 @@ fn thread_kind(name: &str) -> &str {
         .trim_end_matches(['-', '_'])
 }
 
+/// The CPU time each kind of thread spent between two [`thread_cpu`] readings (a kind
+/// that started in between, from nothing).
+pub(super) fn cpu_spent<'a>(
+    before: &'a BTreeMap<String, Duration>,
+    after: &'a BTreeMap<String, Duration>,
+) -> impl Iterator<Item = (&'a str, Duration)> {
+    after.iter().map(|(kind, t)| {
+        let was = before.get(kind).copied().unwrap_or_default();
+        (kind.as_str(), t.saturating_sub(was))
+    })
+}
+
 /// The CPU time spent between two [`thread_cpu`] readings, per unit of work (`per`
 /// units), in words: the total, then each kind of thread, the busiest first.
 pub(super) fn cpu_per(
@@ -381,12 +393,7 @@ pub(super) fn cpu_per(
     per: usize,
     unit: &str,
 ) -> String {
-    let mut spent: Vec<(&str, Duration)> = after
-        .iter()
-        .map(|(kind, t)| {
-            let was = before.get(kind).copied().unwrap_or_default();
-            (kind.as_str(), t.saturating_sub(was))
-        })
+    let mut spent: Vec<(&str, Duration)> = cpu_spent(before, after)
         .filter(|(_, t)| !t.is_zero())
         .collect();
     spent.sort_by_key(|s| std::cmp::Reverse(s.1));

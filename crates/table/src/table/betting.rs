@@ -359,36 +359,34 @@ impl Table {
         let open = self
             .open_round(now)
             .is_ok_and(|round| round.id == request.round_id);
-        let why = match outcome {
-            DebitOutcome::Taken { .. } if open => None,
-            DebitOutcome::Taken { .. } => Some(BetRefusal::BettingClosed {
+        let taken = match *outcome {
+            DebitOutcome::Taken { balance, version } if open => Ok((balance, version)),
+            DebitOutcome::Taken { .. } => Err(BetRefusal::BettingClosed {
                 round_id: request.round_id.clone(),
             }),
-            DebitOutcome::Refused { error } => Some(BetRefusal::Wallet {
+            DebitOutcome::Refused { ref error } => Err(BetRefusal::Wallet {
                 error: error.clone(),
             }),
         };
-        if let Some(why) = why {
-            let owed = request
-                .debits
-                .iter()
-                .map(|d| self.wallet.owe(OwedOp::Cancel(wallet_book::cancel(d))))
-                .collect();
-            return Ok(vec![
-                Event::BetsRefused {
-                    player: player.to_owned(),
-                    round_id: request.round_id,
-                    key: key.to_owned(),
-                    bets: request.bets,
-                    why,
-                },
-                Event::WalletOwed { owed },
-            ]);
-        }
-        let DebitOutcome::Taken { balance, version } = *outcome else {
-            // A refusal always has its reason above.
-            self.wallet.add_pending(request);
-            return Ok(Vec::new());
+        let (balance, version) = match taken {
+            Ok(taken) => taken,
+            Err(why) => {
+                let owed = request
+                    .debits
+                    .iter()
+                    .map(|d| self.wallet.owe(OwedOp::Cancel(wallet_book::cancel(d))))
+                    .collect();
+                return Ok(vec![
+                    Event::BetsRefused {
+                        player: player.to_owned(),
+                        round_id: request.round_id,
+                        key: key.to_owned(),
+                        bets: request.bets,
+                        why,
+                    },
+                    Event::WalletOwed { owed },
+                ]);
+            }
         };
         let round_id = request.round_id.clone();
         let entries = request
