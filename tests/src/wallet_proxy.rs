@@ -341,6 +341,14 @@ impl WalletService for Forward {
         c.movements(r).await
     }
 
+    async fn table_rounds(
+        &self,
+        r: Request<pb::TableRoundsRequest>,
+    ) -> Result<Response<pb::TableRoundsReply>, Status> {
+        let (mut c, r) = self.upstream(r)?;
+        c.table_rounds(r).await
+    }
+
     type WatchBalancesStream = BalanceStream;
 
     async fn watch_balances(

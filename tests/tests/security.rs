@@ -187,6 +187,7 @@ const RPCS: &[Rpc] = &[
     rpc("WalletService", "Statement", &[Cashier, Auditor]),
     rpc("WalletService", "Movements", &[Auditor]),
     rpc("WalletService", "WatchBalances", &[ServiceRole]),
+    rpc("WalletService", "TableRounds", &[ServiceRole]),
 ];
 
 #[test]
@@ -532,6 +533,9 @@ async fn call(
         ("WalletService", "WatchBalances") => {
             go!(wallet.watch_balances(pb::WatchBalancesRequest {}))
         }
+        ("WalletService", "TableRounds") => go!(wallet.table_rounds(pb::TableRoundsRequest {
+            table_id: "T01".to_owned(),
+        })),
         (service, method) => panic!("{service}/{method}: no call written for it"),
     }
 }

@@ -2,7 +2,8 @@
 //! wallet` (`--wallet grpc://…`), as real processes. Proves that a player's deposit at the
 //! cashier is their balance at both tables, that a bet at one table leaves less to bet at
 //! the other, that an overdraft across the two is refused with nothing taken, and that one
-//! self-limit, set at one table, holds at the other.
+//! self-limit, set at one table, holds at the other. And that a table whose journal was
+//! lost is not started again on a new one while the wallet holds its rounds.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -236,4 +237,98 @@ async fn an_overdraft_sent_to_two_tables_at_once_takes_exactly_what_is_affordabl
     )
     .await;
     assert_eq!(left.available_minor, 1_000, "{left:?}");
+}
+
+/// Runs `banco` with `args` and waits for it to exit (a minute at most: it must not keep
+/// running); its exit status and standard error.
+fn exits(args: &[std::ffi::OsString]) -> (std::process::ExitStatus, String) {
+    use std::io::Read as _;
+    let mut child = banco_e2e::banco()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = banco_e2e::poll_blocking(
+        Duration::from_secs(60),
+        Duration::from_millis(50),
+        || child.try_wait().unwrap(),
+        Option::is_some,
+    );
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("banco {args:?} kept running");
+    };
+    (status, reader.join().unwrap())
+}
+
+/// A table's journal lost (or its folder mistyped) while the wallet keeps the movements of
+/// its rounds: started again on a new journal, the table would number its rounds from
+/// T01-S0001-H001 again, and the wallet would answer their bets as replays of the earlier
+/// ones, taking no money. The broadcaster refuses to start, naming the table, its journal
+/// and the newest round the wallet holds, with `banco wallet` and with its embedded
+/// wallet alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_journal_for_a_table_the_wallet_holds_rounds_of_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let db = format!("sqlite://{}", dir.path().join("wallet.db").display());
+    let wallet = start_wallet(&keys, &db);
+    cashier_deposit(&keys, dir.path(), &wallet, "alice", "100.00");
+    let shared = format!("grpc://{}", wallet.addr());
+    let mut grpc = BroadcasterSetup::new(&keys, &validator, &dir.path().join("grpc"));
+    grpc.extra_args.extend([
+        "--wallet".to_owned(),
+        shared.clone(),
+        "--no-clips".to_owned(),
+    ]);
+    let mut embedded = BroadcasterSetup::new(&keys, &validator, &dir.path().join("embedded"));
+    embedded.welcome_credit = 10_000;
+    embedded.extra_args.push("--no-clips".to_owned());
+
+    let alice = keys.issue("player", "alice", "1h");
+    let token = keys.issue("croupier", "dealer", "1h");
+    for setup in [&grpc, &embedded] {
+        let mut table = setup.start();
+        let mut croupier = Croupier::new(connect(&table.url()).await, &token, "T01", "c");
+        let round = open_round(&mut croupier).await;
+        let reply = player_client(connect(&table.url()).await, &alice)
+            .place_bets(pb::PlaceBetsRequest {
+                table_id: "T01".to_owned(),
+                round_id: round.clone(),
+                bets: bets_to_pb(&[(BetKind::Banker, 1_000)]),
+                idempotency_key: "k1".to_owned(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(all_accepted(&reply), "{reply:?}");
+        assert!(
+            table.interrupt(Duration::from_secs(30)),
+            "the broadcaster did not stop"
+        );
+        let journal = setup.data_dir.join("T01");
+        std::fs::remove_dir_all(&journal).unwrap();
+
+        let (status, stderr) = exits(&setup.args());
+        assert!(!status.success(), "{status:?}: {stderr}");
+        assert!(
+            stderr.contains("could not start table T01")
+                && stderr.contains(&format!("the journal {}", journal.display()))
+                && stderr.contains(&format!(
+                    "is new, but the wallet holds movements of table T01 (the newest of round \
+                     {round})"
+                ))
+                && stderr.contains("Restore the table's journal"),
+            "{stderr}"
+        );
+    }
 }

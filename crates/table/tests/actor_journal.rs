@@ -306,6 +306,22 @@ async fn a_failed_journal_refuses_changes_nothing_and_recovers_when_it_can_be_wr
     assert_eq!(keys.len() as u64, last + 2);
 }
 
+/// A table on `dir` with €100.00 of alice's in its wallet, a shoe open and betting open on
+/// its first round.
+async fn alice_at_an_open_round(
+    dir: &std::path::Path,
+) -> (
+    banco_table::TableHandle,
+    banco_table::ActorTask,
+    banco_table::RoundId,
+) {
+    let (table, task) = start(dir, Arc::new(MemorySink::new())).await;
+    fund(&table, "alice", 10_000).await;
+    ok(&table, open_shoe(8)).await;
+    let round = ok(&table, open_betting()).await.snapshot.round_id.unwrap();
+    (table, task, round)
+}
+
 /// A journal written before the wallet's answers were journaled together (one
 /// `wallet_debited` record per bet request, its own shape) still replays: the bet it
 /// took is in play after a restart, and the table takes bets on, whose answers now come
@@ -317,10 +333,7 @@ async fn a_journal_of_one_answer_per_record_replays() {
     use banco_table::{Command, DebitOutcome};
     let dir = tempfile::tempdir().unwrap();
     let configured = config(dir.path(), Pacing::Live);
-    let (table, task) = start(dir.path(), Arc::new(MemorySink::new())).await;
-    fund(&table, "alice", 10_000).await;
-    ok(&table, open_shoe(8)).await;
-    let round = ok(&table, open_betting()).await.snapshot.round_id.unwrap();
+    let (_table, task, round) = alice_at_an_open_round(dir.path()).await;
     task.shutdown().await;
 
     // The request and the wallet's answer to it as the table journaled them then (and the
@@ -396,4 +409,60 @@ async fn a_journal_of_one_answer_per_record_replays() {
         last.contains(r#""command":"wallet_debited_many""#),
         "{last}"
     );
+}
+
+/// The table's journal lost (or its folder mistyped) while the wallet keeps the table's
+/// movements: a new journal would number the rounds from the first again and reuse their
+/// transaction ids, which the wallet answers as replays without moving money. The start
+/// is refused, naming the newest round the wallet holds, and writes nothing, so the next
+/// start asks again; the same wallet starts a table it holds nothing of.
+#[tokio::test]
+async fn a_new_journal_of_a_table_the_wallet_holds_rounds_of_is_refused() {
+    use banco_rules::BetKind;
+    let dir = tempfile::tempdir().unwrap();
+    let configured = config(dir.path(), Pacing::Live);
+    let (table, task, round) = alice_at_an_open_round(dir.path()).await;
+    ok(&table, bet(&round, "alice", BetKind::Player, 1_000, "k1")).await;
+    task.shutdown().await;
+    std::fs::remove_file(&configured.journal).unwrap();
+
+    let spawn = |config| {
+        banco_table::spawn(
+            config,
+            Arc::new(LocalRules),
+            Arc::new(MemorySink::new()),
+            banco_table::Clock::system(),
+        )
+    };
+    for _ in 0..2 {
+        let why = match spawn(configured.clone()).await {
+            Err(ActorError::Startup(why)) => why,
+            Err(other) => panic!("refused for another reason: {other}"),
+            Ok(_) => panic!("started a new journal of a table the wallet holds rounds of"),
+        };
+        assert!(
+            why.contains(&format!(
+                "the journal {} is new, but the wallet holds movements of table T01 (the newest \
+                 of round T01-S0001-H001): a new journal numbers the rounds from T01-S0001-H001 \
+                 again",
+                configured.journal.display()
+            )),
+            "{why}"
+        );
+        assert!(why.contains("Restore the table's journal"), "{why}");
+        let (_, records) = Journal::open(&configured.journal).unwrap();
+        assert!(records.is_empty(), "a refused start journaled {records:?}");
+    }
+    // Alice's money is where the first journal left it: nothing moved by the refusals.
+    let account = banco_wallet::Wallet::account(wallet_of(dir.path()).as_ref(), "alice", "EUR")
+        .await
+        .unwrap();
+    assert_eq!(account.balance, 9_000);
+
+    let mut other = configured.clone();
+    other.table.table_id = "T02".into();
+    other.journal = dir.path().join("T02.journal");
+    let (table, task) = spawn(other).await.unwrap();
+    assert_eq!(table.snapshot().await.unwrap().seq, 1);
+    task.shutdown().await;
 }

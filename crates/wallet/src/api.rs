@@ -240,6 +240,31 @@ pub trait Wallet: Send + Sync + fmt::Debug + 'static {
     /// this wallet cannot tell (an operator's wallet tells nobody): a table then shows the
     /// balance of each receipt and refreshes on subscribe.
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Changes>>;
+
+    /// What this wallet holds of `table`'s rounds. A table starting a new journal asks:
+    /// the journal numbers its rounds from the first again, and its transaction ids are
+    /// derived from them, so against movements of the table's earlier rounds a bet's debit
+    /// would be answered as the replay of the earlier one with its id, taken without money
+    /// moving. By default [`TableRounds::CannotTell`] (an operator's wallet is asked for
+    /// movements only).
+    fn table_rounds<'a>(
+        &'a self,
+        table: &'a str,
+    ) -> BoxFuture<'a, Result<TableRounds, WalletError>> {
+        let _ = table;
+        Box::pin(std::future::ready(Ok(TableRounds::CannotTell)))
+    }
+}
+
+/// What a wallet holds of one table's rounds ([`Wallet::table_rounds`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableRounds {
+    /// No movement of the table: debits, credits and cancels, taken or refused.
+    None,
+    /// Movements of the table; the newest (the last made) is of this round.
+    Newest(String),
+    /// This wallet cannot say.
+    CannotTell,
 }
 
 /// Each of `debits` on its own, all at once, each within `timeout`: the answers in their

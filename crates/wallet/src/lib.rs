@@ -33,7 +33,7 @@ pub mod store;
 
 pub use api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, CreditKind,
-    Debit, LimitChange, Receipt, SelfLimit, TxId, TxIdError, Wallet, WalletError,
+    Debit, LimitChange, Receipt, SelfLimit, TableRounds, TxId, TxIdError, Wallet, WalletError,
 };
 pub use memory::MemoryWallet;
 pub use store::{Store, StoreError, StoreOptions};

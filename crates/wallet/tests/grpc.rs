@@ -14,7 +14,7 @@ use banco_auth::keys::signing_key_from_seed;
 use banco_auth::{BearerToken, Issuer, Role};
 use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions, ServeOptions};
 use banco_wallet::store::{Clock, ManualClock, StoreOptions};
-use banco_wallet::{Cash, Cashier as _, LimitChange, Store, Wallet as _, WalletError};
+use banco_wallet::{Cash, Cashier as _, LimitChange, Store, TableRounds, Wallet as _, WalletError};
 use banco_wire::pb;
 use banco_wire::pb::wallet_service_client::WalletServiceClient;
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, tx};
@@ -605,8 +605,43 @@ async fn a_stopped_wallet_is_unavailable(db: TestDb) {
     assert!(matches!(error, WalletError::Unavailable(_)), "{error:?}");
 }
 
+/// What a table starting a new journal asks `banco wallet`: the round of the table's
+/// newest movement, or none; a table id is required, and only a table may ask.
+async fn a_table_asks_which_of_its_rounds_the_wallet_holds(db: TestDb) {
+    let served = serve(&db).await;
+    let table = wallet(&served, Role::Service);
+    assert_eq!(table.table_rounds("T01").await, Ok(TableRounds::None));
+    wallet(&served, Role::Cashier)
+        .deposit(&Cash::new(&tx("dep-1"), "alice", "EUR", 1_000))
+        .await
+        .unwrap();
+    table.debit(&debit("d1", "alice", 100)).await.unwrap();
+    assert_eq!(
+        table.table_rounds("T01").await,
+        Ok(TableRounds::Newest("T01-S0001-H001".to_owned()))
+    );
+    assert_eq!(table.table_rounds("T02").await, Ok(TableRounds::None));
+
+    let status = raw(&served, Role::Service)
+        .await
+        .table_rounds(pb::TableRoundsRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("table_id"), "{status:?}");
+    let status = raw(&served, Role::Cashier)
+        .await
+        .table_rounds(pb::TableRoundsRequest {
+            table_id: "T01".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied);
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
+    a_table_asks_which_of_its_rounds_the_wallet_holds,
     movements_and_refusals_cross_the_wire,
     self_limits_apply_at_once_when_lowered_and_after_cooling_off_when_raised,
     statements_and_movements_are_paged,

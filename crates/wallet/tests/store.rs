@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use banco_wallet::store::{Kind, ManualClock, MovementFilter, PAGE_BYTES, StoreMetrics};
 use banco_wallet::{
-    Cash, Cashier as _, Debit, LimitChange, SelfLimit, Store, StoreOptions, Wallet as _,
-    WalletError,
+    Cash, Cashier as _, Debit, LimitChange, SelfLimit, Store, StoreOptions, TableRounds,
+    Wallet as _, WalletError,
 };
 use store_support::{HOUR, T0, TestDb, cancel_of, credit, debit, open, open_with_clock, tx};
 
@@ -1037,8 +1037,47 @@ async fn a_read_only_store_lists_and_writes_nothing(db: TestDb) {
     assert_eq!(balance(&store, "alice").await, 800);
 }
 
+/// What a table starting a new journal asks: the round of the table's newest movement,
+/// refused ones included (their ids would be answered again too), other tables' and the
+/// cashier's left out.
+async fn a_tables_newest_round_is_told(db: TestDb) {
+    let store = open(&db).await;
+    let rounds = |table: &'static str| {
+        let store = &store;
+        async move { store.table_rounds(table).await.unwrap() }
+    };
+    assert_eq!(rounds("T01").await, TableRounds::None);
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    assert_eq!(rounds("T01").await, TableRounds::None);
+    store.debit(&debit("d1", "alice", 600)).await.unwrap();
+    assert_eq!(
+        rounds("T01").await,
+        TableRounds::Newest("T01-S0001-H001".into())
+    );
+    let mut refused = debit("d2", "alice", 5_000);
+    refused.round = "T01-S0001-H002".into();
+    assert!(store.debit(&refused).await.is_err());
+    assert_eq!(
+        rounds("T01").await,
+        TableRounds::Newest("T01-S0001-H002".into())
+    );
+    let mut elsewhere = debit("d3", "alice", 100);
+    (elsewhere.table, elsewhere.round) = ("T02".into(), "T02-S0007-H040".into());
+    store.debit(&elsewhere).await.unwrap();
+    assert_eq!(
+        rounds("T01").await,
+        TableRounds::Newest("T01-S0001-H002".into())
+    );
+    assert_eq!(
+        rounds("T02").await,
+        TableRounds::Newest("T02-S0007-H040".into())
+    );
+    assert_eq!(rounds("T03").await, TableRounds::None);
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
+    a_tables_newest_round_is_told,
     a_read_only_store_lists_and_writes_nothing,
     a_wallet_from_schema_3_chains_its_movements,
     the_books_check_names_each_fault,

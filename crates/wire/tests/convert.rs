@@ -705,6 +705,7 @@ fn descriptor_set_lists_the_six_services_and_their_methods() {
                 "Statement",
                 "Movements",
                 "WatchBalances",
+                "TableRounds",
             ]),
         ),
     ]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use banco_records::journal;
+use banco_wallet::TableRounds;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::autopilot::{Journaled, ShuffledOrder, reveal};
@@ -27,7 +28,45 @@ use crate::command::Command;
 use crate::event::{Event, RevealedShuffle};
 use crate::journal::{GroupCommitter, Journal, StatsReader};
 use crate::refusal::Refusal;
+use crate::round_id::RoundId;
 use crate::table::Table;
+
+/// A new journal numbers the table's rounds from the first again, and the wallet's
+/// transaction ids are derived from them: against a wallet holding movements of this
+/// table's earlier rounds (its journal lost, or the table's folder mistyped), a bet's debit
+/// would be answered as the replay of the earlier one with its id, the bet taken without
+/// money moving, and a payout's credit likewise. Refused before the journal holds
+/// anything, so each start asks again; a wallet that cannot tell is trusted, with a
+/// warning.
+async fn check_wallet_knows_no_rounds(config: &ActorConfig) -> Result<(), ActorError> {
+    let table = &config.table.table_id;
+    let journal = config.journal.display();
+    match config.wallet.table_rounds(table).await {
+        Ok(TableRounds::None) => Ok(()),
+        Ok(TableRounds::CannotTell) => {
+            tracing::warn!(
+                table = %table,
+                journal = %journal,
+                "a new journal, and the wallet cannot say whether it holds movements of \
+                 this table's earlier rounds, whose transaction ids the new rounds would reuse"
+            );
+            Ok(())
+        }
+        Ok(TableRounds::Newest(round)) => Err(ActorError::Startup(format!(
+            "the journal {journal} is new, but the wallet holds movements of table {table} \
+             (the newest of round {round}): a new journal numbers the rounds from {first} \
+             again, and their bets and payouts would reuse those rounds' transaction ids, \
+             which the wallet answers as replays without moving money. Restore the table's \
+             journal (and its folder's other files), or host the table under a new id",
+            first = RoundId::new(table, 1, 1),
+        ))),
+        Err(e) => Err(ActorError::Startup(format!(
+            "the journal {journal} is new, and the wallet could not say whether it holds \
+             movements of table {table}'s earlier rounds, whose transaction ids the new \
+             rounds would reuse: {e}"
+        ))),
+    }
+}
 
 /// The longest the actor sleeps without re-reading its clock while a deadline is pending
 /// (so that a clock that jumps, or a manual test clock, is noticed).
@@ -47,6 +86,7 @@ pub(super) async fn spawn(
     let (mut journal, mut records) = Journal::open(&config.journal)
         .map_err(|e| ActorError::Startup(format!("cannot open the journal: {e}")))?;
     if records.is_empty() {
+        check_wallet_knows_no_rounds(&config).await?;
         // A new journal: the configuration goes first, durable before any command.
         let payload = serde_json::to_vec(&journaled_config(&config))
             .map_err(|e| ActorError::Startup(format!("cannot encode the table config: {e}")))?;

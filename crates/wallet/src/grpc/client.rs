@@ -25,7 +25,7 @@ use tonic::{Code, Status};
 use super::convert::{answer_of, debit_answer_of};
 use crate::api::{
     AccountView, BalanceChange, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, Debit,
-    LimitChange, Receipt, SelfLimit, Wallet, WalletError, debit_each, no_answer,
+    LimitChange, Receipt, SelfLimit, TableRounds, Wallet, WalletError, debit_each, no_answer,
 };
 use crate::store::Movement;
 
@@ -178,9 +178,19 @@ impl GrpcWallet {
         &self,
         call: impl Future<Output = Result<tonic::Response<Rep>, Status>>,
     ) -> Result<Rep, WalletError> {
+        match self.answer(call).await? {
+            Ok(reply) => Ok(reply),
+            Err(status) => Err(status_error(&self.url, &status)),
+        }
+    }
+
+    /// The reply or the status of `call`, or no answer within the timeout.
+    async fn answer<Rep>(
+        &self,
+        call: impl Future<Output = Result<tonic::Response<Rep>, Status>>,
+    ) -> Result<Result<Rep, Status>, WalletError> {
         match tokio::time::timeout(self.options.timeout, call).await {
-            Ok(Ok(reply)) => Ok(reply.into_inner()),
-            Ok(Err(status)) => Err(status_error(&self.url, &status)),
+            Ok(answer) => Ok(answer.map(tonic::Response::into_inner)),
             Err(_) => Err(WalletError::Unavailable(format!(
                 "{}: no answer within {} ms",
                 self.url,
@@ -477,6 +487,32 @@ impl Wallet for GrpcWallet {
 
     fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         self.watcher().map(|w| w.changes.subscribe())
+    }
+
+    fn table_rounds<'a>(
+        &'a self,
+        table: &'a str,
+    ) -> BoxFuture<'a, Result<TableRounds, WalletError>> {
+        Box::pin(async move {
+            let request = pb::TableRoundsRequest {
+                table_id: table.to_owned(),
+            };
+            let mut client = self.client.clone();
+            match self
+                .answer(client.table_rounds(self.request(request)))
+                .await?
+            {
+                Ok(reply) => Ok(match reply.newest_round_id {
+                    newest if newest.is_empty() => TableRounds::None,
+                    newest => TableRounds::Newest(newest),
+                }),
+                // A `banco wallet` from before the call.
+                Err(status) if status.code() == tonic::Code::Unimplemented => {
+                    Ok(TableRounds::CannotTell)
+                }
+                Err(status) => Err(status_error(&self.url, &status)),
+            }
+        })
     }
 }
 

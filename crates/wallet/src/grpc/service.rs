@@ -358,6 +358,28 @@ impl WalletService for WalletServer {
         .await
     }
 
+    async fn table_rounds(
+        &self,
+        request: Request<pb::TableRoundsRequest>,
+    ) -> Result<Response<pb::TableRoundsReply>, Status> {
+        self.plain("table_rounds", async {
+            require_role(&request, TABLES)?;
+            let r = request.into_inner();
+            if r.table_id.is_empty() {
+                return Err(invalid(ConversionError::missing("table_id")));
+            }
+            let newest = self
+                .store
+                .newest_round_of_table(&r.table_id)
+                .await
+                .map_err(store_failed)?;
+            Ok(pb::TableRoundsReply {
+                newest_round_id: newest.unwrap_or_default(),
+            })
+        })
+        .await
+    }
+
     type WatchBalancesStream = WatchStream;
 
     async fn watch_balances(

@@ -23,7 +23,7 @@ use tokio::sync::broadcast;
 
 use crate::api::{
     AccountView, BoxFuture, Cancel, Cash, Cashier, Changes, Credit, Debit, LimitChange, Receipt,
-    SelfLimit, TxId, Wallet, WalletError,
+    SelfLimit, TableRounds, TxId, Wallet, WalletError,
 };
 
 mod clock;
@@ -487,6 +487,20 @@ impl Store {
         Ok(page(rows, size))
     }
 
+    /// The round of `table`'s newest movement (taken or refused), if it has any: read
+    /// from the end of the index over (table, time), so at once however many it has.
+    pub async fn newest_round_of_table(&self, table: &str) -> Result<Option<String>, StoreError> {
+        Ok(on_pool!(self.shared, |pool| {
+            sqlx::query_scalar::<_, String>(
+                "SELECT round_id FROM movements WHERE table_id = $1 \
+                 ORDER BY at_ms DESC, seq DESC LIMIT 1",
+            )
+            .bind(table)
+            .fetch_optional(pool)
+            .await?
+        }))
+    }
+
     /// Movements for a reconciliation, oldest first (see [`MovementFilter`]).
     pub async fn movements(
         &self,
@@ -826,6 +840,22 @@ impl Wallet for Store {
 
     fn changes(&self) -> Option<broadcast::Receiver<Changes>> {
         Some(self.shared.changes.subscribe())
+    }
+
+    fn table_rounds<'a>(
+        &'a self,
+        table: &'a str,
+    ) -> BoxFuture<'a, Result<TableRounds, WalletError>> {
+        Box::pin(async move {
+            let newest = self
+                .newest_round_of_table(table)
+                .await
+                .map_err(|e| read_failed(&e))?;
+            Ok(match newest {
+                Some(round) => TableRounds::Newest(round),
+                None => TableRounds::None,
+            })
+        })
     }
 }
 
