@@ -274,7 +274,7 @@ fn exits(args: &[std::ffi::OsString]) -> (std::process::ExitStatus, String) {
 /// T01-S0001-H001 again, and the wallet would answer their bets as replays of the earlier
 /// ones, taking no money. The broadcaster refuses to start, naming the table, its journal
 /// and the newest round the wallet holds, with `banco wallet` and with its embedded
-/// wallet alike.
+/// wallet alike; and a new table whose wallet cannot be reached is not started either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_journal_for_a_table_the_wallet_holds_rounds_of_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -331,4 +331,20 @@ async fn a_new_journal_for_a_table_the_wallet_holds_rounds_of_is_refused() {
             "{stderr}"
         );
     }
+
+    // A wallet that does not answer cannot say it holds none: a new table waits for it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("grpc://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut unreachable = BroadcasterSetup::new(&keys, &validator, &dir.path().join("nowhere"));
+    unreachable
+        .extra_args
+        .extend(["--wallet".to_owned(), nowhere, "--no-clips".to_owned()]);
+    let (status, stderr) = exits(&unreachable.args());
+    assert!(!status.success(), "{status:?}: {stderr}");
+    assert!(
+        stderr.contains("could not start table T01")
+            && stderr.contains("and the wallet could not say whether it holds movements of table T01's earlier rounds"),
+        "{stderr}"
+    );
 }
