@@ -14,7 +14,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, anyhow, bail, ensure};
 use banco_auth::BearerToken;
 use banco_wire::framing::{self, frame};
 use banco_wire::pb;
@@ -86,16 +86,21 @@ impl Connection {
         request: &impl prost::Message,
     ) -> anyhow::Result<M> {
         let mut answer = self.call(path, token, request).await?;
-        let message = match answer.next().await {
-            Some(Ok(message)) => message,
-            Some(Err(e)) => bail!("{path}: {e}"),
-            None => bail!("{path} answered no message"),
+        let mut next = async || {
+            answer
+                .next()
+                .await
+                .transpose()
+                .map_err(|e| anyhow!("{path}: {e}"))
         };
-        match answer.next().await {
-            None => {}
-            Some(Ok(_)) => bail!("{path} answered more than one message"),
-            Some(Err(e)) => bail!("{path}: {e}"),
-        }
+        let Some(message) = next().await? else {
+            bail!("{path} answered no message");
+        };
+        // Read to the end: the call's status comes after its message.
+        ensure!(
+            next().await?.is_none(),
+            "{path} answered more than one message"
+        );
         M::decode(message).with_context(|| format!("{path}: the answer is not its message"))
     }
 

@@ -267,6 +267,13 @@ pub enum TableRounds {
     CannotTell,
 }
 
+impl From<Option<String>> for TableRounds {
+    /// The round of the table's newest movement, if it has one.
+    fn from(newest: Option<String>) -> TableRounds {
+        newest.map_or(TableRounds::None, TableRounds::Newest)
+    }
+}
+
 /// Each of `debits` on its own, all at once, each within `timeout`: the answers in their
 /// order ([`Wallet::debit_many`] of a wallet that has no better way).
 pub async fn debit_each<W: Wallet + ?Sized>(

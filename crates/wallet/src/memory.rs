@@ -532,9 +532,8 @@ impl Wallet for MemoryWallet {
             .filter(|(of, _)| *of == table)
             .map(|(_, round)| round)
             .max()
-            .map_or(TableRounds::None, |round| {
-                TableRounds::Newest(round.clone())
-            });
+            .cloned()
+            .into();
         Box::pin(std::future::ready(Ok(newest)))
     }
 }

@@ -639,6 +639,27 @@ async fn a_table_asks_which_of_its_rounds_the_wallet_holds(db: TestDb) {
     assert_eq!(status.code(), Code::PermissionDenied);
 }
 
+/// A `banco wallet` from before TableRounds answers it UNIMPLEMENTED, as a server without
+/// the call does: the table is told the wallet cannot say, and starts with a warning.
+#[tokio::test]
+async fn a_wallet_without_the_call_cannot_tell() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let _server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_routes(tonic::service::Routes::default())
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let table = GrpcWallet::connect(
+        &format!("grpc://{addr}"),
+        None,
+        token(Role::Service, "tester"),
+        GrpcWalletOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(table.table_rounds("T01").await, Ok(TableRounds::CannotTell));
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
     a_table_asks_which_of_its_rounds_the_wallet_holds,

@@ -502,10 +502,9 @@ impl Wallet for GrpcWallet {
                 .answer(client.table_rounds(self.request(request)))
                 .await?
             {
-                Ok(reply) => Ok(match reply.newest_round_id {
-                    newest if newest.is_empty() => TableRounds::None,
-                    newest => TableRounds::Newest(newest),
-                }),
+                Ok(reply) => Ok(Some(reply.newest_round_id)
+                    .filter(|round| !round.is_empty())
+                    .into()),
                 // A `banco wallet` from before the call.
                 Err(status) if status.code() == tonic::Code::Unimplemented => {
                     Ok(TableRounds::CannotTell)

@@ -59,8 +59,9 @@ where
 
 /// A statement's column names, read from SQLite once. rusqlite finds a column by name by
 /// asking SQLite for the name of each column in turn, under the connection's mutex, for
-/// every field of every row: three quarters of reading an account's row, 7.5 % of the
-/// committer's instructions (callgrind, `banco-bench bets`).
+/// every field of every row: found here instead, reading the accounts of a run took 13.4 M
+/// instructions in place of 39.6 M, and the committer's thread 386.5 M in place of 406.4 M
+/// (callgrind, `banco-bench bets --players 200 --bets-per-player 20 --concurrency 16`).
 pub(crate) struct Columns {
     names: Vec<String>,
     /// Where the last name was found: fields are mostly read in the statement's order, so

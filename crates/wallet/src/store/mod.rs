@@ -851,10 +851,7 @@ impl Wallet for Store {
                 .newest_round_of_table(table)
                 .await
                 .map_err(|e| read_failed(&e))?;
-            Ok(match newest {
-                Some(round) => TableRounds::Newest(round),
-                None => TableRounds::None,
-            })
+            Ok(newest.into())
         })
     }
 }
