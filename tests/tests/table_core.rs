@@ -539,16 +539,23 @@ async fn every_refusal_of_issue_3_changes_nothing() {
     );
     assert_eq!(balance(&mut alice.client).await, 19_000);
     // The request the wallet refused went through the table's journal: the request, the
-    // wallet's refusal and the acknowledgement of its debits' cancels, 3 records, the last
-    // a moment after the reply. Nothing else changed.
+    // wallet's refusal and the acknowledgements of its two debits' cancels, a moment after
+    // the reply. The wallet task journals the acknowledgements that are in when the first
+    // comes: one record, or two when the second cancel was answered after the first was
+    // journaled (seen on a loaded machine). So 3 records or 4, and nothing else changed.
+    let journaled = |s: &pb::TableState| record_of(s.seq) - record_of(table_before.seq);
     let mut now = poll(
         Duration::from_secs(2),
         Duration::from_millis(20),
         async || stable(&croupier.state().await.unwrap()),
-        |s| record_of(s.seq) == record_of(table_before.seq) + 3,
+        |s| journaled(s) == 4,
     )
     .await;
-    assert_eq!(record_of(now.seq), record_of(table_before.seq) + 3);
+    assert!(
+        (3..=4).contains(&journaled(&now)),
+        "{} records journaled",
+        journaled(&now)
+    );
     now.seq = table_before.seq;
     assert_eq!(now, table_before);
     let table_before = stable(&croupier.state().await.unwrap());
