@@ -135,6 +135,7 @@ pub(super) async fn bench_bets(
     // The longest commit printed is one of the timed bets', not of the warm-up's.
     hosted.wallet.restart_commit_maxima();
     let wallet_before = hosted.wallet.commit_stats();
+    let copied_before = hosted.wallet.checkpoint_stats();
     // Round by round of the players, so a player's bets are `players` places apart.
     let timed: Vec<_> = (1..per_player)
         .flat_map(|i| (0..players).map(move |p| (p, i)))
@@ -163,6 +164,7 @@ pub(super) async fn bench_bets(
     let server_cpu = server_cpu_per_bet(&cpu_before, &cpu_after, count);
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();
+    let copied_after = hosted.wallet.checkpoint_stats();
 
     // Check: the table's totals, and every balance.
     let (table_id, command_id) = command("close-betting");
@@ -215,12 +217,22 @@ pub(super) async fn bench_bets(
         }
         _ => String::new(),
     };
+    let wallet_copies = match (copied_before, copied_after) {
+        (Some(before), Some(after)) => format!(
+            "; its WAL copied back by {} passes beside the commits ({:.2} pages a bet), \
+             started over {} times",
+            after.passes - before.passes,
+            (after.copied - before.copied) as f64 / count.max(1) as f64,
+            after.restarts - before.restarts,
+        ),
+        _ => String::new(),
+    };
     println!(
         "banco-bench bets: {players} players × {per_player} bets, {load}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
          bench's players; {fsyncs} journal fsyncs, {:.3} per \
-         bet{wallet_commits}; totals and all {players} balances check",
+         bet{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
         elapsed.as_secs_f64(),

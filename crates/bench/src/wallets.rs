@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use banco_auth::{Issuer, Role};
 use banco_wallet::seamless::SeamlessSecret;
-use banco_wallet::store::{CommitStats, SystemClock};
+use banco_wallet::store::{CheckpointStats, CommitStats, SystemClock};
 use banco_wallet::{Cashier, MemoryWallet, Store, Wallet};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -163,6 +163,12 @@ impl Running {
     /// The store's commits so far (none in memory).
     pub(crate) fn commit_stats(&self) -> Option<CommitStats> {
         self.store.as_deref().map(Store::commit_stats)
+    }
+
+    /// What the copier of the store's WAL has done so far (none in memory or on
+    /// PostgreSQL).
+    pub(crate) fn checkpoint_stats(&self) -> Option<CheckpointStats> {
+        self.store.as_deref().and_then(Store::checkpoint_stats)
     }
 
     /// The store's largest and longest commit count from now on.

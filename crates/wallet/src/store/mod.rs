@@ -26,6 +26,7 @@ use crate::api::{
     SelfLimit, TableRounds, TxId, Wallet, WalletError,
 };
 
+mod checkpoint;
 mod clock;
 mod commit;
 mod decide;
@@ -35,6 +36,7 @@ mod postgres;
 mod schema;
 mod sqlite;
 
+pub use checkpoint::CheckpointStats;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::CommitStats;
 pub use decide::{Kind, LimitPolicy};
@@ -267,7 +269,10 @@ impl Store {
                 let path = connect.get_filename().to_owned();
                 // The pool creates the file (and sets it to WAL) as it connects.
                 let db = Db::Sqlite(pool(connect, 4).await?);
-                let writer = Writer::Sqlite(sqlite::SqliteWriter::open(&path)?);
+                let writer = Writer::Sqlite(sqlite::SqliteWriter::open(
+                    &path,
+                    checkpoint::Pace::default(),
+                )?);
                 Store::on(db, writer, options)
             }
             Backend::Postgres => {
@@ -353,6 +358,15 @@ impl Store {
     /// commit since then, or since [`Store::restart_commit_maxima`]).
     pub fn commit_stats(&self) -> CommitStats {
         self.commits.stats()
+    }
+
+    /// What the copier of an SQLite store's WAL has done since the store was opened
+    /// (`None` on PostgreSQL).
+    pub fn checkpoint_stats(&self) -> Option<CheckpointStats> {
+        match &self.shared.writer {
+            Writer::Sqlite(writer) => Some(writer.checkpoint_stats()),
+            Writer::Postgres(_) | Writer::ReadOnly => None,
+        }
     }
 
     /// The largest and the longest commit count from now on: counts and sums can be told

@@ -14,6 +14,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
+use super::checkpoint::{
+    BACKSTOP_PAGES, CheckpointStats, CheckpointStatsHandle, Checkpointer, Pace,
+};
 use super::commit::{
     ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count, number,
     refusal_text, tx_id,
@@ -25,16 +28,6 @@ use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_r
 /// The committer's page cache, in KiB (negative: SQLite's unit for a size): 64 MiB, the
 /// accounts and the recent index pages of a busy wallet.
 const CACHE_KIB: i64 = -65_536;
-
-/// Pages in the WAL before they are copied back into the file (SQLite's default: 1,000).
-/// Every movement changes a page of a table spread over its keys (its account's; and of
-/// its id's index, from tables numbering debits by player, journal format 1), and most of
-/// those pages are changed again by the next commits: copied back four times less often,
-/// each is copied once for more commits. The copy is made by the commit that crosses the
-/// mark, which waits for it, so the mark is not higher: at 16,000 pages the waits showed
-/// in the slowest answers. The WAL grows to 32 MiB (16 MiB in a file made with 4 KiB
-/// pages) and is reused from its start.
-const CHECKPOINT_PAGES: i64 = 4_000;
 
 /// Statements the connection keeps prepared (it uses seven).
 const STATEMENTS: usize = 16;
@@ -54,16 +47,21 @@ enum Job {
 #[derive(Debug)]
 pub(crate) struct SqliteWriter {
     jobs: mpsc::Sender<Job>,
+    stats: CheckpointStatsHandle,
 }
 
 impl SqliteWriter {
     /// Opens the file at `path` (which the store's pool has created and set to WAL) and
     /// starts the thread.
-    pub(crate) fn open(path: &Path) -> Result<SqliteWriter, StoreError> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+    pub(super) fn open(path: &Path, pace: Pace) -> Result<SqliteWriter, StoreError> {
+        // Each connection used by one thread only: SQLite's own locking of it is not needed.
+        let connect = || {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        };
+        let conn = connect()?;
         conn.busy_timeout(Duration::from_secs(10))?;
         let mode: String =
             conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
@@ -80,14 +78,18 @@ impl SqliteWriter {
         // journal, to undo only itself; in memory, not through a temporary file. A crash
         // never needs it (the WAL is what recovers).
         conn.pragma_update(None, "temp_store", "memory")?;
-        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+        // The WAL is copied back by a thread of its own, not by the commit that crosses a
+        // mark (see `checkpoint`).
+        conn.pragma_update(None, "wal_autocheckpoint", BACKSTOP_PAGES)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
+        let checkpointer = Checkpointer::start(connect()?, pace)?;
+        let stats = checkpointer.stats_handle();
         let (jobs, queue) = mpsc::channel();
         std::thread::Builder::new()
             .name("wallet-commit".to_owned())
-            .spawn(move || serve(conn, &queue))
+            .spawn(move || serve(conn, &queue, checkpointer))
             .map_err(StoreError::Thread)?;
-        Ok(SqliteWriter { jobs })
+        Ok(SqliteWriter { jobs, stats })
     }
 
     /// Decides and writes `ops` in one transaction.
@@ -109,6 +111,11 @@ impl SqliteWriter {
         outcome.await.unwrap_or(Err(StoreError::Closed))
     }
 
+    /// What the WAL's copier has done.
+    pub(crate) fn checkpoint_stats(&self) -> CheckpointStats {
+        self.stats.stats()
+    }
+
     /// Ends the thread once what it was given is done, and closes the connection (the
     /// file is then complete without its WAL).
     pub(crate) async fn close(&self) {
@@ -119,7 +126,7 @@ impl SqliteWriter {
     }
 }
 
-fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>) {
+fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>, mut checkpointer: Checkpointer) {
     while let Ok(job) = queue.recv() {
         match job {
             Job::Write {
@@ -129,8 +136,11 @@ fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>) {
                 reply,
             } => {
                 let _ = reply.send(transaction(&mut conn, &ops, now_ms, policy));
+                checkpointer.committed(&conn);
             }
             Job::Close(done) => {
+                // Closed last, this connection copies the rest and removes the WAL.
+                checkpointer.stop();
                 if let Err((_, e)) = conn.close() {
                     tracing::warn!(error = %e, "wallet: the committer's connection did not close cleanly");
                 }
