@@ -74,7 +74,7 @@ pub use metrics::{
 };
 pub use outbox::OutboxFile;
 pub use player_service::{PlayerServer, WelcomeCredit};
-pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve};
+pub use serve::{CONNECTION_DRAIN, ServeError, ServeOptions, StartError, serve, table_workers};
 pub use table_service::TableServer;
 pub use video::clip_store::{
     ClipFile, ClipMissing, ClipStore, ClipStoreError, MissingReason, RoundClip, clip_name,

@@ -178,7 +178,8 @@ pub(crate) fn run(args: &BroadcasterArgs) -> anyhow::Result<ExitCode> {
     }
     let verifier = args.tokens.verifier()?;
     let tls = args.tls.load()?;
-    let life = ServiceLife::new("broadcaster", args.listen, tls.as_ref(), &args.ops)?;
+    let life = ServiceLife::new("broadcaster", args.listen, tls.as_ref(), &args.ops)?
+        .with_workers(banco_broadcaster::table_workers());
     let validator_tls = args
         .validator_ca
         .as_deref()

@@ -65,6 +65,8 @@ pub(crate) struct ServiceLife<'a> {
     name: &'static str,
     listen: SocketAddr,
     ops: &'a OpsArgs,
+    /// The runtime's worker threads; `None`: one a core.
+    workers: Option<usize>,
 }
 
 impl<'a> ServiceLife<'a> {
@@ -79,7 +81,20 @@ impl<'a> ServiceLife<'a> {
     ) -> anyhow::Result<ServiceLife<'a>> {
         banco_auth::require_tls_unless_loopback(listen, tls.is_some())?;
         crate::metrics_http::check(ops)?;
-        Ok(ServiceLife { name, listen, ops })
+        Ok(ServiceLife {
+            name,
+            listen,
+            ops,
+            workers: None,
+        })
+    }
+
+    /// Runs on `workers` threads, not one a core.
+    pub(crate) fn with_workers(self, workers: usize) -> ServiceLife<'a> {
+        ServiceLife {
+            workers: Some(workers),
+            ..self
+        }
     }
 
     /// Runs `serve` to its end on a new runtime, handing it the stop signal. SIGINT and
@@ -92,8 +107,14 @@ impl<'a> ServiceLife<'a> {
     where
         F: Future<Output = anyhow::Result<()>>,
     {
-        let runtime =
-            tokio::runtime::Runtime::new().context("could not start the async runtime")?;
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        if let Some(workers) = self.workers {
+            runtime.worker_threads(workers);
+        }
+        let runtime = runtime
+            .enable_all()
+            .build()
+            .context("could not start the async runtime")?;
         runtime.block_on(async {
             let stop = StopSignal::listen()?;
             serve(self, stop).await
