@@ -32,7 +32,7 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use feed::{Feed, Next};
-pub(crate) use queue::{Front, Queue, install_relay};
+pub(crate) use queue::{Front, Queue, Relay, current_relay, install_relay};
 #[cfg(feature = "jetstream")]
 pub(crate) use regenerate::regenerate;
 pub(crate) use ring::Encoded;

@@ -195,6 +195,8 @@ enum Relayed {
     Own(Arc<FeedSpec>, Arc<Queue>, Arc<Encoded>),
     /// The hub lets go of a subscriber, saying why.
     Cut(Arc<FeedSpec>, Arc<Queue>, String),
+    /// A task of this thread woken from another (`serve::woken`).
+    Wake(Waker),
 }
 
 /// Hands a connection thread the public events of its tables, and the events and cut-offs
@@ -208,6 +210,7 @@ impl std::fmt::Debug for Relayed {
             Relayed::Public(_, event) => write!(f, "Public(seq {})", event.seq),
             Relayed::Own(_, _, event) => write!(f, "Own(seq {})", event.seq),
             Relayed::Cut(_, _, reason) => write!(f, "Cut({reason})"),
+            Relayed::Wake(_) => write!(f, "Wake"),
         }
     }
 }
@@ -232,6 +235,22 @@ impl Relay {
             Arc::clone(queue),
             Arc::clone(event),
         ));
+    }
+
+    /// Wakes `task`, a task of the relay's thread, from inside that thread; gives it back
+    /// if the thread has stopped.
+    pub(crate) fn wake(&self, task: Waker) -> Result<(), Waker> {
+        if let Err(returned) = self.0.send(Relayed::Wake(task))
+            && let Relayed::Wake(task) = returned.0
+        {
+            return Err(task);
+        }
+        Ok(())
+    }
+
+    /// Whether this is the current thread's relay.
+    pub(crate) fn is_current(&self) -> bool {
+        RELAY.with(|relay| relay.borrow().as_ref().is_some_and(|r| r.same(self)))
     }
 
     /// Ends `queue` with `reason`, on the relay's thread; directly if it has stopped.
@@ -292,6 +311,10 @@ fn deal_with(relayed: Relayed) -> Vec<(Waker, usize)> {
         Relayed::Cut(spec, queue, reason) => {
             queue.cut(reason);
             reader_of(&spec, &queue)
+        }
+        Relayed::Wake(task) => {
+            task.wake();
+            Vec::new()
         }
     }
 }

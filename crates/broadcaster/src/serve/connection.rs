@@ -14,6 +14,7 @@ use tonic::Status;
 use tonic::transport::server::TcpConnectInfo;
 
 use super::pumps::Pumps;
+use super::woken::woken_here;
 use super::{Shared, request};
 use crate::subscribe::SubscribeRoute;
 
@@ -116,7 +117,13 @@ async fn serve_http2<IO>(
                     if crate::web::takes(&request) {
                         // web: the page, launch codes and gRPC-Web.
                         let web = shared.web.service(shared.tls.is_some(), web_stopping.clone());
-                        tokio::spawn(request::serve_with(web, request, respond, peer.clone(), None));
+                        tokio::spawn(woken_here(request::serve_with(
+                            web,
+                            request,
+                            respond,
+                            peer.clone(),
+                            None,
+                        )));
                     } else if SubscribeRoute::takes(&request) {
                         if shutting_down {
                             let _ = respond.send_response(
@@ -127,12 +134,12 @@ async fn serve_http2<IO>(
                             pumps.open(&shared.subscribe, request::routed(request, &peer), respond);
                         }
                     } else {
-                        tokio::spawn(request::serve(
+                        tokio::spawn(woken_here(request::serve(
                             shared.routes.clone(),
                             request,
                             respond,
                             peer.clone(),
-                        ));
+                        )));
                     }
                 }
                 Poll::Ready(Some(Err(error))) => {

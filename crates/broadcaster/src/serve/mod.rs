@@ -12,6 +12,7 @@ pub(crate) mod deadline;
 mod pumps;
 mod request;
 mod threads;
+mod woken;
 
 use std::future::Future;
 use std::sync::Arc;
