@@ -17,7 +17,7 @@ use crate::round_id::RoundId;
 use crate::wallet_book::{self, DebitNumbering, OwedOp, PendingRequest, RequestNumber};
 
 use super::settling::owe_all;
-use super::{Answered, Handled, Round, Table, required, round_entry};
+use super::{Answered, Handled, Round, Table, key_digest, required, round_entry};
 
 /// How many answered requests (PlaceBets, ClearBets, Rebet) are remembered per player for
 /// idempotency. A retry is recognised as long as the player has made fewer than this many
@@ -202,11 +202,12 @@ impl Table {
                 }],
             }]));
         }
-        let Some(earlier) = self
-            .players
-            .get(player)
-            .and_then(|p| p.answered.iter().find(|a| a.key == key))
-        else {
+        let digest = key_digest(key);
+        let Some(earlier) = self.players.get(player).and_then(|p| {
+            p.answered
+                .iter()
+                .find(|a| a.digest == digest && a.key == key)
+        }) else {
             return Ok(None);
         };
         if earlier.fingerprint != fingerprint {
@@ -228,6 +229,7 @@ impl Table {
             state.answered.pop_front();
         }
         state.answered.push_back(Answered {
+            digest: key_digest(key),
             key: key.to_owned(),
             fingerprint,
             events: events.to_vec(),
