@@ -210,9 +210,11 @@ pub(super) async fn bench_bets(
         (Some(before), Some(after)) => {
             let commits = after.commits.saturating_sub(before.commits);
             format!(
-                "; {commits} wallet commits, {:.3} per bet, the longest {:.1} ms",
+                "; {commits} wallet commits, {:.3} per bet, the longest {:.1} ms, the largest \
+                 {} requests",
                 commits as f64 / count.max(1) as f64,
-                after.longest.as_secs_f64() * 1e3
+                after.longest.as_secs_f64() * 1e3,
+                after.largest
             )
         }
         _ => String::new(),
