@@ -145,16 +145,24 @@ impl SeamlessWallet {
             );
             let wait = jittered(backoff);
             backoff = (backoff * 2).min(self.config.backoff_max);
-            if let Some(deadline) = deadline
-                && Instant::now() + wait >= deadline
-            {
-                return Err(WalletError::Unavailable(format!(
+            let gave_up = || {
+                WalletError::Unavailable(format!(
                     "the operator's wallet gave no valid answer to {what} within {} ms \
                      ({attempt} attempts; the last: {fault})",
                     limit.unwrap_or_default().as_millis()
-                )));
+                ))
+            };
+            if let Some(deadline) = deadline
+                && Instant::now() + wait >= deadline
+            {
+                return Err(gave_up());
             }
             tokio::time::sleep(wait).await;
+            // A sleep that overran the limit (a busy machine) leaves no time for another
+            // attempt: one of no time would only time out, and hide what the last said.
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(gave_up());
+            }
         }
     }
 
