@@ -344,6 +344,34 @@ async fn no_answer_is_taken(fault: fn() -> Fault, named: &str) {
     assert_eq!(wallet.balance("dave", "EUR"), 1_000);
 }
 
+/// The limit cuts the second attempt short: its timeout says less than the first
+/// attempt's malformed answer, which is what the error names.
+#[tokio::test]
+async fn an_attempt_the_limit_cut_short_does_not_hide_the_fault_before_it() {
+    let wallet = holding("gina", 1_000);
+    let (operator, url) = operator(wallet.clone()).await;
+    operator.queue("debit", Fault::Garbage);
+    // Never released while the debit is tried.
+    let (_release, late) = oneshot::channel();
+    operator.queue("debit", Fault::AnswerLate(late));
+    let config = banco_wallet::seamless::SeamlessConfig {
+        debit_limit: std::time::Duration::from_millis(300),
+        attempt_timeout: std::time::Duration::from_secs(5),
+        ..quick()
+    };
+    let (adapter, _) = adapter(&url, config);
+
+    let err = adapter
+        .debit(&debit("debit:H001:gina:1:player", "gina", 100))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, WalletError::Unavailable(why)
+            if why.contains("2 attempts") && why.contains("not JSON of the protocol")),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn malformed_json_is_no_answer() {
     no_answer_is_taken(|| Fault::Garbage, "not JSON of the protocol").await;

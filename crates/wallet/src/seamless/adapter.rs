@@ -102,6 +102,9 @@ impl SeamlessWallet {
         let deadline = limit.map(|limit| started + limit);
         let mut backoff = self.config.backoff_first;
         let mut attempt = 0_u32;
+        // What the error names: the last attempt's fault, but for a timeout of an attempt
+        // the limit cut short, which says less than the fault before it.
+        let mut telling: Option<Fault> = None;
         loop {
             attempt = attempt.saturating_add(1);
             let request_id = banco_auth::client::fresh_id()
@@ -143,12 +146,21 @@ impl SeamlessWallet {
                 url = self.client.endpoint().url(operation),
                 "seamless wallet: no valid answer"
             );
+            let cut_short =
+                matches!(fault, Fault::Timeout(_)) && timeout < self.config.attempt_timeout;
+            if !cut_short || telling.is_none() {
+                telling = Some(fault);
+            }
             let wait = jittered(backoff);
             backoff = (backoff * 2).min(self.config.backoff_max);
             let gave_up = || {
+                let last = telling
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 WalletError::Unavailable(format!(
                     "the operator's wallet gave no valid answer to {what} within {} ms \
-                     ({attempt} attempts; the last: {fault})",
+                     ({attempt} attempts; the last: {last})",
                     limit.unwrap_or_default().as_millis()
                 ))
             };
@@ -159,7 +171,7 @@ impl SeamlessWallet {
             }
             tokio::time::sleep(wait).await;
             // A sleep that overran the limit (a busy machine) leaves no time for another
-            // attempt: one of no time would only time out, and hide what the last said.
+            // attempt, which would only send a request it could not wait for.
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(gave_up());
             }
