@@ -143,8 +143,8 @@ fn run(command: &BenchCommand) -> anyhow::Result<ExitCode> {
             // thread: the CPU figures then tell the server's part from the load's, and the
             // load, one thread's tasks waking each other, costs a third less than spread
             // over a runtime's workers (measured with tonic's client: 16–18 against 25–27
-            // µs a bet).
-            // As `banco broadcaster` runs its tables.
+            // µs a bet). The server's runtime has the workers `banco broadcaster` runs its
+            // tables on.
             let server = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(banco_broadcaster::table_workers())
                 .thread_name("server-rt")

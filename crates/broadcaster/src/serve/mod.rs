@@ -82,14 +82,14 @@ pub struct ServeOptions {
 
 /// Worker threads of the runtime the broadcaster's tables run on (their actors, the
 /// release of their records, their wallet and archive deliveries, their fan-out hubs):
-/// one for up to four cores, a quarter of the cores above.
+/// one for up to four cores, a quarter of the cores (rounded up) above.
 ///
 /// Connections have threads of their own, one a core ([`ServeOptions::io_threads`]). A bet
-/// hands work from task to task of its table six times or so, and on a runtime of several
+/// passes from task to task of its table several times, and on a runtime of several
 /// workers a hand-off wakes another core's worker, which looks for work to steal first:
-/// on 2 cores, one worker spent 4 to 5 µs a bet less of the server's 71–73
-/// (`banco-bench bets`, 20,000 bets a second through the embedded wallet). Machines of
-/// more cores were not measured.
+/// on 2 cores the server's threads took 71.3 and 73.2 µs a bet on two workers, 68.2 and
+/// 68.3 on one (`banco-bench bets`, 20,000 bets a second through the embedded wallet).
+/// Machines of more cores were not measured.
 pub fn table_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(1, usize::from)

@@ -19,9 +19,9 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -37,17 +37,16 @@ pub(super) struct Pace {
     /// Least time between two passes. Each copies the pages changed since the one before
     /// once, however often they were changed: passes far apart copy fewer pages in all.
     pub(super) every: Duration,
-    /// Pages in the log (as the last pass found it) past which it is started over. As
-    /// SQLite's own mark was: every copy-back copied each changed page once, so this
-    /// keeps the copying as it was.
+    /// Pages in the log (as the last pass found it) past which it is started over: the
+    /// mark SQLite copied at before, so that the log's file stays the size it was.
     pub(super) restart_pages: i64,
 }
 
 impl Default for Pace {
     fn default() -> Pace {
         Pace {
-            // At 20,000 debits a second, 2,000 of them (about 3,000 pages in the log):
-            // a pass copies about as much as SQLite's copy at its 4,000-page mark did.
+            // At 20,000 bets a second through the embedded wallet: 49 passes in a run of
+            // 5 s, 0.42–0.47 pages copied a bet, the copier's thread 0.4–0.5 µs a bet.
             every: Duration::from_millis(100),
             restart_pages: 4_000,
         }
@@ -93,6 +92,7 @@ impl CheckpointStatsHandle {
 #[derive(Debug)]
 pub(super) struct Checkpointer {
     /// One waiting nudge is enough: a pass copies whatever was committed before it.
+    /// `None` once stopped, or once the copier was found gone.
     nudge: Option<SyncSender<()>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -119,14 +119,13 @@ impl Checkpointer {
     }
 
     /// After each commit, once its batch is answered, on the committer's connection.
-    pub(super) fn committed(&self, conn: &Connection) {
-        if let Some(nudge) = &self.nudge {
-            match nudge.try_send(()) {
-                Ok(()) | Err(TrySendError::Full(())) => {}
-                Err(TrySendError::Disconnected(())) => {
-                    tracing::warn!("wallet: the WAL copier has stopped; commits copy it back");
-                }
-            }
+    pub(super) fn committed(&mut self, conn: &Connection) {
+        if let Some(nudge) = &self.nudge
+            && let Err(TrySendError::Disconnected(())) = nudge.try_send(())
+        {
+            // Said once: SQLite's backstop copies from now on.
+            tracing::warn!("wallet: the WAL copier has stopped; commits copy the WAL back");
+            self.nudge = None;
         }
         if self.shared.restart.swap(false, Ordering::Relaxed) {
             match passive(conn) {
@@ -143,7 +142,8 @@ impl Checkpointer {
         CheckpointStatsHandle(Arc::clone(&self.shared))
     }
 
-    /// Ends the copier once its pass is done and closes its connection.
+    /// Ends the copier (at once if it waits for its next pass, else once the pass is done)
+    /// and closes its connection.
     pub(super) fn stop(&mut self) {
         self.nudge = None;
         if let Some(thread) = self.thread.take()
@@ -161,19 +161,24 @@ impl Drop for Checkpointer {
 }
 
 fn copy_while_nudged(conn: &Connection, nudged: &mpsc::Receiver<()>, pace: Pace, shared: &Shared) {
-    // Pages of the log copied as the last pass ended: fewer once the log started over.
+    // Pages of the log copied as the last pass ended.
     let mut before = 0;
     while nudged.recv().is_ok() {
-        // The commits of the next `every` are copied together.
-        std::thread::sleep(pace.every);
+        // The commits of the next `every` are copied together; a stop ends the wait (the
+        // committer's connection, closed after this one, copies what is left).
+        let pass_at = Instant::now() + pace.every;
+        loop {
+            match nudged.recv_timeout(pass_at.saturating_duration_since(Instant::now())) {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
         match passive(conn) {
             Ok(Pass { log, copied }) => {
                 shared.passes.fetch_add(1, Ordering::Relaxed);
-                let new = if copied >= before {
-                    copied - before
-                } else {
-                    copied
-                };
+                // Fewer than before: the log started over since.
+                let new = copied.checked_sub(before).unwrap_or(copied);
                 shared.copied.fetch_add(new, Ordering::Relaxed);
                 before = copied;
                 if log >= pace.restart_pages {
@@ -208,8 +213,6 @@ fn passive(conn: &Connection) -> Result<Pass, rusqlite::Error> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-
-    use std::time::Instant;
 
     use super::*;
 

@@ -139,7 +139,8 @@ fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>, mut checkpointer: Ch
                 checkpointer.committed(&conn);
             }
             Job::Close(done) => {
-                // Closed last, this connection copies the rest and removes the WAL.
+                // The copier's connection closed first: this one, closed next, copies
+                // what is left.
                 checkpointer.stop();
                 if let Err((_, e)) = conn.close() {
                     tracing::warn!(error = %e, "wallet: the committer's connection did not close cleanly");
