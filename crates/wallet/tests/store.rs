@@ -2,7 +2,8 @@
 //! `DATABASE_URL` is set: every movement and refusal, idempotency and conflicts, a cancel
 //! before its debit, no negative balance under concurrent debits (several tasks; two
 //! stores on one PostgreSQL), self-limits with a manual clock, blocking, statements and
-//! the reconciliation list, and books that always balance.
+//! the reconciliation list, books that always balance, and a close that answers what came
+//! before it.
 #![allow(clippy::unwrap_used)]
 
 mod store_support;
@@ -1075,8 +1076,28 @@ async fn a_tables_newest_round_is_told(db: TestDb) {
     assert_eq!(rounds("T03").await, TableRounds::None);
 }
 
+/// A store closed while a debit waits for its commit: the debit is committed and answered
+/// first, whatever is asked after is refused as closed, and the store opened again has it.
+async fn a_closed_store_answers_what_came_before_and_refuses_what_follows(db: TestDb) {
+    let store = open(&db).await;
+    deposit(&store, "dep-1", "alice", 1_000).await;
+    // `join!` polls the debit first: it is queued before the close.
+    let d1 = debit("d1", "alice", 300);
+    let (taken, ()) = tokio::join!(store.debit(&d1), store.close());
+    assert_eq!(taken.unwrap().balance, 700);
+    let refused = store.debit(&debit("d2", "alice", 100)).await.unwrap_err();
+    assert_eq!(
+        refused,
+        WalletError::Unavailable("the wallet store is closed".into())
+    );
+    let again = open(&db).await;
+    assert_eq!(balance(&again, "alice").await, 700);
+    books_balance(&again).await;
+}
+
 banco_testdb::both_backends!(
     file = "wallet.db";
+    a_closed_store_answers_what_came_before_and_refuses_what_follows,
     a_tables_newest_round_is_told,
     a_read_only_store_lists_and_writes_nothing,
     a_wallet_from_schema_3_chains_its_movements,

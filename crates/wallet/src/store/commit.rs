@@ -1,14 +1,21 @@
-//! Group commit: one committer task per open store takes every request waiting in its
-//! queue (up to [`MAX_BATCH`]), decides them in arrival order and writes them all in ONE
+//! Group commit: one committer per open store takes every request waiting in its queue
+//! (up to [`MAX_BATCH`]), decides them in arrival order and writes them all in ONE
 //! transaction, then answers each caller. Requests that arrive while a transaction
 //! commits wait for the next one, so under load one fsync serves many tables' debits;
 //! alone, a request is committed at once.
 //!
+//! On SQLite the committer is a thread of its own, which gathers the batch, runs its
+//! transaction on its own connection and answers, then gathers the next ([`super::sqlite`]);
+//! on PostgreSQL a task on the runtime that opened the store. A committer task on the
+//! tables' runtime, handing each batch to the SQLite thread, waited behind the tables'
+//! tasks to hand over the next: each commit then began a wait for a busy worker after the
+//! last one ended.
+//!
 //! In the transaction the accounts touched are read (on PostgreSQL created if need be and
 //! locked, `FOR UPDATE`, in key order so that two stores on one database never deadlock,
 //! [`super::postgres`]; on SQLite the transaction takes the database's one write lock as it
-//! begins, on the committer's own thread, [`super::sqlite`]), then the earlier requests of
-//! the same ids and the marks of the debits named.
+//! begins, [`super::sqlite`]), then the earlier requests of the same ids and the marks of
+//! the debits named.
 //! What another store commits on an account first is therefore what this one decides on:
 //! no balance is written from a stale read. If the database fails the transaction (a
 //! store elsewhere took the same id at the same instant, a full disk), nothing of it was
@@ -22,20 +29,61 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::decide::{self, Answer, Kind, Link, MovementRow, Op, Writes};
-use super::{Shared, StoreError, Writer};
+use super::decide::{self, Answer, Kind, LimitPolicy, Link, MovementRow, Op, Writes};
+use super::{Shared, StoreError};
 use crate::api::{TxId, WalletError};
 
-/// Requests decided and written in one transaction at most.
+/// Requests decided and written in one transaction at most (a caller's requests are not
+/// split: a batch may pass this by the last caller's).
 pub(crate) const MAX_BATCH: usize = 1024;
 
-type Reply = oneshot::Sender<Result<Answer, WalletError>>;
+type Answers = Vec<Result<Answer, WalletError>>;
+
+/// What a committer is asked.
+pub(super) enum Request {
+    /// A caller's requests, decided in one transaction and answered together.
+    Decide {
+        ops: Vec<Op>,
+        reply: oneshot::Sender<Answers>,
+    },
+    /// Stop once what came before is answered, closing the writer's connection.
+    Close(oneshot::Sender<()>),
+}
+
+/// What runs a batch's transaction, and owns the connection it runs on.
+pub(super) trait Transact {
+    /// Decides and writes `ops` in one transaction.
+    async fn transact(&mut self, ops: &[Op], at: Deciding) -> Result<Decided, StoreError>;
+
+    /// After a batch's answers are sent.
+    fn answered(&mut self) {}
+
+    /// Closes the connection.
+    async fn close(self);
+}
+
+/// The time a batch is decided at, and the rules of self-limits it is decided by.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Deciding {
+    pub(super) now_ms: u64,
+    pub(super) policy: LimitPolicy,
+}
+
+/// A store opened to read only: every request is refused.
+pub(super) struct ReadOnly;
+
+impl Transact for ReadOnly {
+    async fn transact(&mut self, _: &[Op], _: Deciding) -> Result<Decided, StoreError> {
+        Err(StoreError::ReadOnly)
+    }
+
+    async fn close(self) {}
+}
 
 /// The queue of a store's committer.
 #[derive(Debug)]
 pub(crate) struct Committer {
-    /// Requests sent together arrive together, so they go in one transaction.
-    queue: mpsc::UnboundedSender<Vec<(Op, Reply)>>,
+    queue: mpsc::UnboundedSender<Request>,
     counts: Arc<Counts>,
 }
 
@@ -56,7 +104,7 @@ pub struct CommitStats {
 }
 
 #[derive(Debug, Default)]
-struct Counts {
+pub(super) struct Counts {
     commits: AtomicU64,
     requests: AtomicU64,
     largest: AtomicU64,
@@ -77,14 +125,24 @@ impl Counts {
     }
 }
 
+/// A committer's end of its queue, and what it reports to.
+pub(super) struct Queue {
+    pub(super) shared: Arc<Shared>,
+    counts: Arc<Counts>,
+    requests: mpsc::UnboundedReceiver<Request>,
+}
+
 impl Committer {
-    /// Starts the committer (on the current Tokio runtime); it stops when the store is
-    /// dropped.
-    pub(crate) fn start(shared: Arc<Shared>) -> Committer {
-        let (queue, rx) = mpsc::unbounded_channel();
+    /// The queue, and its end for the committer to run ([`run`]).
+    pub(super) fn new(shared: Arc<Shared>) -> (Committer, Queue) {
+        let (queue, requests) = mpsc::unbounded_channel();
         let counts = Arc::new(Counts::default());
-        tokio::spawn(run(shared, Arc::clone(&counts), rx));
-        Committer { queue, counts }
+        let end = Queue {
+            shared,
+            counts: Arc::clone(&counts),
+            requests,
+        };
+        (Committer { queue, counts }, end)
     }
 
     pub(crate) fn stats(&self) -> CommitStats {
@@ -104,28 +162,31 @@ impl Committer {
 
     /// Queues `op` and waits for its transaction's commit.
     pub(crate) async fn submit(&self, op: Op) -> Result<Answer, WalletError> {
-        let (reply, answer) = oneshot::channel();
-        self.queue.send(vec![(op, reply)]).map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        self.submit_many(vec![op])
+            .await
+            .pop()
+            .unwrap_or_else(|| Err(stopped()))
     }
 
     /// Queues `ops` together (so that one transaction decides them all, with whatever
     /// else waits) and waits for its commit: an answer for each, in order.
-    pub(crate) async fn submit_many(&self, ops: Vec<Op>) -> Vec<Result<Answer, WalletError>> {
-        let (requests, answers): (Vec<_>, Vec<_>) = ops
-            .into_iter()
-            .map(|op| {
-                let (reply, answer) = oneshot::channel();
-                ((op, reply), answer)
-            })
-            .unzip();
-        // Not sent: every answer's sender is dropped with it, and each reads as closed.
-        let _ = self.queue.send(requests);
-        let mut decided = Vec::with_capacity(answers.len());
-        for answer in answers {
-            decided.push(answer.await.unwrap_or_else(|_| Err(stopped())));
+    pub(crate) async fn submit_many(&self, ops: Vec<Op>) -> Answers {
+        let count = ops.len();
+        let (reply, answers) = oneshot::channel();
+        // Not sent, or the committer gone before answering: the reply is dropped unsent.
+        let _ = self.queue.send(Request::Decide { ops, reply });
+        answers
+            .await
+            .unwrap_or_else(|_| (0..count).map(|_| Err(stopped())).collect())
+    }
+
+    /// Stops the committer once what was asked before is answered, and closes its
+    /// connection; whatever is asked after is refused as closed.
+    pub(crate) async fn close(&self) {
+        let (done, closed) = oneshot::channel();
+        if self.queue.send(Request::Close(done)).is_ok() {
+            let _ = closed.await;
         }
-        decided
     }
 }
 
@@ -133,45 +194,68 @@ fn stopped() -> WalletError {
     WalletError::Unavailable("the wallet store is closed".to_owned())
 }
 
-async fn run(
-    shared: Arc<Shared>,
-    counts: Arc<Counts>,
-    mut rx: mpsc::UnboundedReceiver<Vec<(Op, Reply)>>,
-) {
-    while let Some(mut batch) = rx.recv().await {
-        while batch.len() < MAX_BATCH {
-            let Ok(next) = rx.try_recv() else { break };
-            batch.extend(next);
+/// The committer: batch after batch, until the store is closed or dropped.
+pub(super) async fn run(mut queue: Queue, mut writer: impl Transact) {
+    let mut closed = None;
+    while let Some(first) = queue.requests.recv().await {
+        let mut batch = Vec::new();
+        let mut size = 0;
+        let mut next = Some(first);
+        while let Some(request) = next.take() {
+            match request {
+                Request::Decide { ops, reply } => {
+                    size += ops.len();
+                    batch.push((ops, reply));
+                }
+                Request::Close(done) => {
+                    closed = Some(done);
+                    break;
+                }
+            }
+            if size < MAX_BATCH {
+                next = queue.requests.try_recv().ok();
+            }
         }
-        counts.batch(batch.len());
-        commit(&shared, &counts, batch).await;
+        if !batch.is_empty() {
+            commit(&queue, &mut writer, batch).await;
+            writer.answered();
+        }
+        if closed.is_some() {
+            break;
+        }
+    }
+    writer.close().await;
+    // Whatever waits, or is asked from now on, is refused as closed.
+    drop(queue.requests);
+    if let Some(done) = closed {
+        let _ = done.send(());
     }
 }
 
-async fn commit(shared: &Shared, counts: &Counts, batch: Vec<(Op, Reply)>) {
+async fn commit(
+    queue: &Queue,
+    writer: &mut impl Transact,
+    batch: Vec<(Vec<Op>, oneshot::Sender<Answers>)>,
+) {
+    let (shared, counts) = (&*queue.shared, &*queue.counts);
     let started = Instant::now();
-    let (ops, replies): (Vec<Op>, Vec<Reply>) = batch.into_iter().unzip();
-    let ops: Arc<[Op]> = ops.into();
+    let mut ops = Vec::new();
+    let mut replies = Vec::with_capacity(batch.len());
+    for (asked, reply) in batch {
+        replies.push((asked.len(), reply));
+        ops.extend(asked);
+    }
+    counts.batch(ops.len());
     if let Some(metrics) = &shared.metrics {
         metrics.batch(ops.len());
     }
-    match write(shared, Arc::clone(&ops)).await {
-        Ok(answers) => {
-            timed(shared, counts, started);
-            for (reply, answer) in replies.into_iter().zip(answers) {
-                let _ = reply.send(answer);
-            }
-        }
-        Err(e) if ops.len() == 1 => {
-            timed(shared, counts, started);
-            for reply in replies {
-                let _ = reply.send(Err(unavailable(&e)));
-            }
-        }
+    let answers = match write(shared, writer, &ops).await {
+        Ok(answers) => answers,
+        Err(e) if ops.len() == 1 => vec![Err(unavailable(&e))],
         Err(_) => {
-            // Each caller answered as soon as its own transaction is done.
-            for (op, reply) in ops.iter().zip(replies) {
-                let answer = write(shared, Arc::from([op.clone()]))
+            let mut answers = Vec::with_capacity(ops.len());
+            for op in &ops {
+                let answer = write(shared, writer, std::slice::from_ref(op))
                     .await
                     .map_err(|e| unavailable(&e))
                     .and_then(|mut answers| {
@@ -179,10 +263,15 @@ async fn commit(shared: &Shared, counts: &Counts, batch: Vec<(Op, Reply)>) {
                             Err(WalletError::Unavailable("no answer".to_owned()))
                         })
                     });
-                let _ = reply.send(answer);
+                answers.push(answer);
             }
-            timed(shared, counts, started);
+            answers
         }
+    };
+    timed(shared, counts, started);
+    let mut answers = answers.into_iter();
+    for (count, reply) in replies {
+        let _ = reply.send(answers.by_ref().take(count).collect());
     }
 }
 
@@ -202,20 +291,20 @@ fn unavailable(e: &StoreError) -> WalletError {
 }
 
 /// What one transaction decided: an answer for each request, and what it wrote.
-pub(super) type Decided = (Vec<Result<Answer, WalletError>>, Writes);
+pub(super) type Decided = (Answers, Writes);
 
-/// Decides and writes `ops` in one transaction on the store's backend, then publishes
-/// their balance changes; an answer for each once committed.
+/// Decides and writes `ops` in one transaction, then publishes their balance changes; an
+/// answer for each once committed.
 async fn write(
     shared: &Shared,
-    ops: Arc<[Op]>,
-) -> Result<Vec<Result<Answer, WalletError>>, StoreError> {
-    let now_ms = shared.clock.now_ms();
-    let (answers, mut writes) = match &shared.writer {
-        Writer::Sqlite(writer) => writer.write(Arc::clone(&ops), now_ms, shared.policy).await,
-        Writer::Postgres(pool) => super::postgres::write(pool, &ops, now_ms, shared.policy).await,
-        Writer::ReadOnly => Err(StoreError::ReadOnly),
-    }?;
+    writer: &mut impl Transact,
+    ops: &[Op],
+) -> Result<Answers, StoreError> {
+    let at = Deciding {
+        now_ms: shared.clock.now_ms(),
+        policy: shared.policy,
+    };
+    let (answers, mut writes) = writer.transact(ops, at).await?;
     if !writes.changes.is_empty() {
         // Nobody listening is not an error.
         let _ = shared
@@ -223,7 +312,7 @@ async fn write(
             .send(std::mem::take(&mut writes.changes).into());
     }
     if let Some(metrics) = &shared.metrics {
-        metrics.decided(&ops, &answers, writes.accounts.len());
+        metrics.decided(ops, &answers, writes.accounts.len());
     }
     Ok(answers)
 }

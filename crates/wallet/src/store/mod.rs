@@ -37,6 +37,7 @@ mod schema;
 mod sqlite;
 
 pub use checkpoint::CheckpointStats;
+use checkpoint::CheckpointStatsHandle;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::CommitStats;
 pub use decide::{Kind, LimitPolicy};
@@ -149,9 +150,10 @@ impl Default for StoreOptions {
     }
 }
 
-/// What writes a store's movements: on SQLite the committer's own connection on a thread
-/// of its own ([`sqlite`]), on PostgreSQL a connection of the committer's own
-/// ([`postgres`]); nothing, for a store opened to read.
+/// What writes a store's movements, moved into its committer as the store opens: on
+/// SQLite the committer's own connection, on a thread of its own ([`sqlite`]), on
+/// PostgreSQL a connection of the committer's own ([`postgres`]); nothing, for a store
+/// opened to read.
 #[derive(Debug)]
 pub(crate) enum Writer {
     Sqlite(sqlite::SqliteWriter),
@@ -164,12 +166,12 @@ pub(crate) enum Writer {
 pub(crate) struct Shared {
     /// For reads.
     pub(crate) db: Db,
-    /// The committer's (see [`Store::open`]).
-    pub(crate) writer: Writer,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) policy: LimitPolicy,
     pub(crate) changes: broadcast::Sender<Changes>,
     pub(crate) metrics: Option<StoreMetrics>,
+    /// The WAL copier's (SQLite).
+    checkpoints: Option<CheckpointStatsHandle>,
 }
 
 /// An open wallet database; cheap to clone.
@@ -273,7 +275,7 @@ impl Store {
                     &path,
                     checkpoint::Pace::default(),
                 )?);
-                Store::on(db, writer, options)
+                Store::on(db, writer, options)?
             }
             Backend::Postgres => {
                 // Every statement planned for the values it is given. A prepared statement
@@ -286,27 +288,38 @@ impl Store {
                     .options([("plan_cache_mode", "force_custom_plan")]);
                 let db = Db::Postgres(pool(connect.clone(), 8).await?);
                 let writer = Writer::Postgres(pool(connect, 1).await?);
-                Store::on(db, writer, options)
+                Store::on(db, writer, options)?
             }
         };
         schema::migrate(&store).await?;
         Ok(store)
     }
 
-    /// The store on these pools, its committer started.
-    fn on(db: Db, writer: Writer, options: StoreOptions) -> Store {
+    /// The store on these pools, its committer started (on SQLite a thread; else a task
+    /// on the current runtime).
+    fn on(db: Db, writer: Writer, options: StoreOptions) -> Result<Store, StoreError> {
+        let checkpoints = match &writer {
+            Writer::Sqlite(writer) => Some(writer.checkpoint_stats()),
+            Writer::Postgres(_) | Writer::ReadOnly => None,
+        };
         let shared = Arc::new(Shared {
             db,
-            writer,
             clock: options.clock,
             policy: options.limits,
             changes: broadcast::channel(4096).0,
             metrics: options.metrics,
+            checkpoints,
         });
-        Store {
-            commits: Arc::new(Committer::start(Arc::clone(&shared))),
-            shared,
+        let (commits, queue) = Committer::new(Arc::clone(&shared));
+        match writer {
+            Writer::Sqlite(writer) => writer.start(queue)?,
+            Writer::Postgres(pool) => drop(tokio::spawn(commit::run(queue, pool))),
+            Writer::ReadOnly => drop(tokio::spawn(commit::run(queue, commit::ReadOnly))),
         }
+        Ok(Store {
+            shared,
+            commits: Arc::new(commits),
+        })
     }
 
     /// Opens the database at `url` (`sqlite://PATH`, `postgres://…`) to read only: an
@@ -327,7 +340,7 @@ impl Store {
                 Db::Postgres(pool(connect, 2).await?)
             }
         };
-        let store = Store::on(db, Writer::ReadOnly, StoreOptions::default());
+        let store = Store::on(db, Writer::ReadOnly, StoreOptions::default())?;
         schema::check(&store).await?;
         Ok(store)
     }
@@ -346,11 +359,7 @@ impl Store {
 
     /// Closes every connection (an SQLite file is then complete without its WAL).
     pub async fn close(&self) {
-        match &self.shared.writer {
-            Writer::Sqlite(writer) => writer.close().await,
-            Writer::Postgres(pool) => pool.close().await,
-            Writer::ReadOnly => {}
-        }
+        self.commits.close().await;
         on_pool!(self.shared, |pool| pool.close().await);
     }
 
@@ -363,10 +372,10 @@ impl Store {
     /// What the copier of an SQLite store's WAL has done since the store was opened
     /// (`None` on PostgreSQL).
     pub fn checkpoint_stats(&self) -> Option<CheckpointStats> {
-        match &self.shared.writer {
-            Writer::Sqlite(writer) => Some(writer.checkpoint_stats()),
-            Writer::Postgres(_) | Writer::ReadOnly => None,
-        }
+        self.shared
+            .checkpoints
+            .as_ref()
+            .map(CheckpointStatsHandle::stats)
     }
 
     /// The largest and the longest commit count from now on: counts and sums can be told

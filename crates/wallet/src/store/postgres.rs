@@ -8,10 +8,10 @@ use sqlx::postgres::{PgConnection, PgPool, Postgres};
 use sqlx::{QueryBuilder, Row as _};
 
 use super::commit::{
-    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count, number,
-    refusal_text, tx_id,
+    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, Deciding, MARK_UPDATE, MOVEMENT_COLUMNS, Needs,
+    Transact, count, number, refusal_text, tx_id,
 };
-use super::decide::{self, AccountRow, LimitPolicy, Loaded, Mark, Op, Writes};
+use super::decide::{self, AccountRow, Loaded, Mark, Op, Writes};
 use super::fields::Sqlx;
 use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_row, pieces};
 use crate::api::TxId;
@@ -25,17 +25,22 @@ const MOVEMENTS_PER_INSERT: usize = 1024;
 const POSTINGS_PER_INSERT: usize = 4096;
 const ACCOUNTS_PER_INSERT: usize = 2048;
 
+impl Transact for PgPool {
+    async fn transact(&mut self, ops: &[Op], at: Deciding) -> Result<Decided, StoreError> {
+        write(self, ops, at).await
+    }
+
+    async fn close(self) {
+        PgPool::close(&self).await;
+    }
+}
+
 /// Decides and writes `ops` in one transaction.
-pub(super) async fn write(
-    pool: &PgPool,
-    ops: &[Op],
-    now_ms: u64,
-    policy: LimitPolicy,
-) -> Result<Decided, StoreError> {
+async fn write(pool: &PgPool, ops: &[Op], at: Deciding) -> Result<Decided, StoreError> {
     let needs = Needs::of(ops);
     let mut tx = pool.begin().await?;
     let mut loaded = load(&mut tx, &needs).await?;
-    let (answers, writes) = decide::decide(ops, &mut loaded, now_ms, policy);
+    let (answers, writes) = decide::decide(ops, &mut loaded, at.now_ms, at.policy);
     save(&mut tx, &writes).await?;
     tx.commit().await?;
     Ok((answers, writes))

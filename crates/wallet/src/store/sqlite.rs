@@ -1,4 +1,4 @@
-//! The committer's SQLite connection, on a thread of its own that runs each batch's
+//! The committer's SQLite connection, on the committer's thread, which runs each batch's
 //! transaction from BEGIN to COMMIT: reads, decisions and writes, one row at a time through
 //! statements prepared once. Through sqlx every statement was a trip to the connection's
 //! thread and back to the runtime (nine a batch), and every row's values were taken apart
@@ -8,20 +8,16 @@
 //! The reads (statements, reconciliation, balances) stay on the store's sqlx pool.
 
 use std::path::Path;
-use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
-use tokio::sync::oneshot;
 
-use super::checkpoint::{
-    BACKSTOP_PAGES, CheckpointStats, CheckpointStatsHandle, Checkpointer, Pace,
-};
+use super::checkpoint::{BACKSTOP_PAGES, CheckpointStatsHandle, Checkpointer, Pace};
 use super::commit::{
-    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, MARK_UPDATE, MOVEMENT_COLUMNS, Needs, count, number,
-    refusal_text, tx_id,
+    ACCOUNT_COLUMNS, ACCOUNT_UPDATE, Decided, Deciding, MARK_UPDATE, MOVEMENT_COLUMNS, Needs,
+    Queue, Transact, count, number, refusal_text, tx_id,
 };
-use super::decide::{self, LimitPolicy, Loaded, Mark, Op, Writes};
+use super::decide::{self, Loaded, Mark, Op, Writes};
 use super::fields::{Columns, Rusqlite};
 use super::{SELECT_ACCOUNT, SELECT_MOVEMENT, StoreError, account_row, movement_row};
 
@@ -32,27 +28,16 @@ const CACHE_KIB: i64 = -65_536;
 /// Statements the connection keeps prepared (it uses seven).
 const STATEMENTS: usize = 16;
 
-enum Job {
-    Write {
-        ops: Arc<[Op]>,
-        now_ms: u64,
-        policy: LimitPolicy,
-        reply: oneshot::Sender<Result<Decided, StoreError>>,
-    },
-    Close(oneshot::Sender<()>),
-}
-
-/// The thread's queue; the thread ends, closing the connection, when this is dropped or
-/// closed.
+/// The committer's connection and the copier of its WAL, opened, not yet committing.
 #[derive(Debug)]
 pub(crate) struct SqliteWriter {
-    jobs: mpsc::Sender<Job>,
-    stats: CheckpointStatsHandle,
+    conn: Connection,
+    checkpointer: Checkpointer,
 }
 
 impl SqliteWriter {
     /// Opens the file at `path` (which the store's pool has created and set to WAL) and
-    /// starts the thread.
+    /// starts the WAL's copier.
     pub(super) fn open(path: &Path, pace: Pace) -> Result<SqliteWriter, StoreError> {
         // Each connection used by one thread only: SQLite's own locking of it is not needed.
         let connect = || {
@@ -83,86 +68,51 @@ impl SqliteWriter {
         conn.pragma_update(None, "wal_autocheckpoint", BACKSTOP_PAGES)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
         let checkpointer = Checkpointer::start(connect()?, pace)?;
-        let stats = checkpointer.stats_handle();
-        let (jobs, queue) = mpsc::channel();
+        Ok(SqliteWriter { conn, checkpointer })
+    }
+
+    /// What the WAL's copier has done, readable from any thread.
+    pub(super) fn checkpoint_stats(&self) -> CheckpointStatsHandle {
+        self.checkpointer.stats_handle()
+    }
+
+    /// Starts the committer on a thread of its own, which ends (closing the connection)
+    /// when the store is closed or dropped.
+    pub(super) fn start(self, queue: Queue) -> Result<(), StoreError> {
         std::thread::Builder::new()
             .name("wallet-commit".to_owned())
-            .spawn(move || serve(conn, &queue, checkpointer))
+            // The transactions never wait for anything but the queue.
+            .spawn(move || futures::executor::block_on(super::commit::run(queue, self)))
             .map_err(StoreError::Thread)?;
-        Ok(SqliteWriter { jobs, stats })
-    }
-
-    /// Decides and writes `ops` in one transaction.
-    pub(crate) async fn write(
-        &self,
-        ops: Arc<[Op]>,
-        now_ms: u64,
-        policy: LimitPolicy,
-    ) -> Result<Decided, StoreError> {
-        let (reply, outcome) = oneshot::channel();
-        let job = Job::Write {
-            ops,
-            now_ms,
-            policy,
-            reply,
-        };
-        self.jobs.send(job).map_err(|_| StoreError::Closed)?;
-        // The thread gone mid-batch (a panic): nothing of it was committed.
-        outcome.await.unwrap_or(Err(StoreError::Closed))
-    }
-
-    /// What the WAL's copier has done.
-    pub(crate) fn checkpoint_stats(&self) -> CheckpointStats {
-        self.stats.stats()
-    }
-
-    /// Ends the thread once what it was given is done, and closes the connection (the
-    /// file is then complete without its WAL).
-    pub(crate) async fn close(&self) {
-        let (done, closed) = oneshot::channel();
-        if self.jobs.send(Job::Close(done)).is_ok() {
-            let _ = closed.await;
-        }
+        Ok(())
     }
 }
 
-fn serve(mut conn: Connection, queue: &mpsc::Receiver<Job>, mut checkpointer: Checkpointer) {
-    while let Ok(job) = queue.recv() {
-        match job {
-            Job::Write {
-                ops,
-                now_ms,
-                policy,
-                reply,
-            } => {
-                let _ = reply.send(transaction(&mut conn, &ops, now_ms, policy));
-                checkpointer.committed(&conn);
-            }
-            Job::Close(done) => {
-                // The copier's connection closed first: this one, closed next, copies
-                // what is left.
-                checkpointer.stop();
-                if let Err((_, e)) = conn.close() {
-                    tracing::warn!(error = %e, "wallet: the committer's connection did not close cleanly");
-                }
-                let _ = done.send(());
-                return;
-            }
+impl Transact for SqliteWriter {
+    async fn transact(&mut self, ops: &[Op], at: Deciding) -> Result<Decided, StoreError> {
+        transaction(&mut self.conn, ops, at)
+    }
+
+    fn answered(&mut self) {
+        self.checkpointer.committed(&self.conn);
+    }
+
+    async fn close(mut self) {
+        // The copier's connection closed first: this one, closed next, copies what is
+        // left.
+        self.checkpointer.stop();
+        if let Err((_, e)) = self.conn.close() {
+            tracing::warn!(error = %e, "wallet: the committer's connection did not close cleanly");
         }
     }
 }
 
 /// One batch, from BEGIN IMMEDIATE (SQLite's one write lock, so that every read of the
 /// transaction is current) to COMMIT; rolled back by the drop of `tx` on any error.
-fn transaction(
-    conn: &mut Connection,
-    ops: &[Op],
-    now_ms: u64,
-    policy: LimitPolicy,
-) -> Result<Decided, StoreError> {
+fn transaction(conn: &mut Connection, ops: &[Op], at: Deciding) -> Result<Decided, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut loaded = load(&tx, &Needs::of(ops))?;
-    let (answers, writes) = decide::decide(ops, &mut loaded, now_ms, policy);
+    let (answers, writes) = decide::decide(ops, &mut loaded, at.now_ms, at.policy);
     save(&tx, &writes)?;
     tx.commit()?;
     Ok((answers, writes))
