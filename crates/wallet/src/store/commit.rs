@@ -6,10 +6,8 @@
 //!
 //! On SQLite the committer is a thread of its own, which gathers the batch, runs its
 //! transaction on its own connection and answers, then gathers the next ([`super::sqlite`]);
-//! on PostgreSQL a task on the runtime that opened the store. A committer task on the
-//! tables' runtime, handing each batch to the SQLite thread, waited behind the tables'
-//! tasks to hand over the next: each commit then began a wait for a busy worker after the
-//! last one ended.
+//! on PostgreSQL a task on the runtime that opened the store. Either way one queue carries
+//! the requests and the close, so a close comes after whatever was asked before it.
 //!
 //! In the transaction the accounts touched are read (on PostgreSQL created if need be and
 //! locked, `FOR UPDATE`, in key order so that two stores on one database never deadlock,
@@ -104,7 +102,7 @@ pub struct CommitStats {
 }
 
 #[derive(Debug, Default)]
-pub(super) struct Counts {
+struct Counts {
     commits: AtomicU64,
     requests: AtomicU64,
     largest: AtomicU64,
@@ -127,7 +125,7 @@ impl Counts {
 
 /// A committer's end of its queue, and what it reports to.
 pub(super) struct Queue {
-    pub(super) shared: Arc<Shared>,
+    shared: Arc<Shared>,
     counts: Arc<Counts>,
     requests: mpsc::UnboundedReceiver<Request>,
 }
@@ -194,34 +192,19 @@ fn stopped() -> WalletError {
     WalletError::Unavailable("the wallet store is closed".to_owned())
 }
 
+type Batch = Vec<(Vec<Op>, oneshot::Sender<Answers>)>;
+
 /// The committer: batch after batch, until the store is closed or dropped.
 pub(super) async fn run(mut queue: Queue, mut writer: impl Transact) {
     let mut closed = None;
-    while let Some(first) = queue.requests.recv().await {
-        let mut batch = Vec::new();
-        let mut size = 0;
-        let mut next = Some(first);
-        while let Some(request) = next.take() {
-            match request {
-                Request::Decide { ops, reply } => {
-                    size += ops.len();
-                    batch.push((ops, reply));
-                }
-                Request::Close(done) => {
-                    closed = Some(done);
-                    break;
-                }
-            }
-            if size < MAX_BATCH {
-                next = queue.requests.try_recv().ok();
-            }
-        }
+    while closed.is_none()
+        && let Some(first) = queue.requests.recv().await
+    {
+        let batch;
+        (batch, closed) = gather(first, &mut queue.requests);
         if !batch.is_empty() {
             commit(&queue, &mut writer, batch).await;
             writer.answered();
-        }
-        if closed.is_some() {
-            break;
         }
     }
     writer.close().await;
@@ -232,11 +215,34 @@ pub(super) async fn run(mut queue: Queue, mut writer: impl Transact) {
     }
 }
 
-async fn commit(
-    queue: &Queue,
-    writer: &mut impl Transact,
-    batch: Vec<(Vec<Op>, oneshot::Sender<Answers>)>,
-) {
+/// `first` and whatever else waits, up to [`MAX_BATCH`] requests or a close (which ends
+/// the batch, and is given back).
+fn gather(
+    first: Request,
+    waiting: &mut mpsc::UnboundedReceiver<Request>,
+) -> (Batch, Option<oneshot::Sender<()>>) {
+    let mut batch = Vec::new();
+    let mut size = 0;
+    let mut request = first;
+    loop {
+        match request {
+            Request::Decide { ops, reply } => {
+                size += ops.len();
+                batch.push((ops, reply));
+            }
+            Request::Close(done) => return (batch, Some(done)),
+        }
+        if size >= MAX_BATCH {
+            return (batch, None);
+        }
+        match waiting.try_recv() {
+            Ok(next) => request = next,
+            Err(_) => return (batch, None),
+        }
+    }
+}
+
+async fn commit(queue: &Queue, writer: &mut impl Transact, batch: Batch) {
     let (shared, counts) = (&*queue.shared, &*queue.counts);
     let started = Instant::now();
     let mut ops = Vec::new();
@@ -417,4 +423,51 @@ pub(crate) fn results<'a>(
         };
         (kind, super::result_label(answer))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn decide(sent: &mpsc::UnboundedSender<Request>) -> oneshot::Receiver<Answers> {
+        let (reply, answers) = oneshot::channel();
+        let ops = vec![Op::SetBlocked {
+            player: "alice".into(),
+            currency: "EUR".into(),
+            blocked: false,
+        }];
+        sent.send(Request::Decide { ops, reply }).unwrap();
+        answers
+    }
+
+    #[test]
+    fn a_full_batch_leaves_the_rest_waiting() {
+        let (sent, mut waiting) = mpsc::unbounded_channel();
+        let _answers: Vec<_> = (0..MAX_BATCH + 5).map(|_| decide(&sent)).collect();
+        let first = waiting.try_recv().unwrap();
+        let (batch, closed) = gather(first, &mut waiting);
+        assert_eq!(batch.len(), MAX_BATCH);
+        assert!(closed.is_none());
+        assert_eq!(waiting.len(), 5, "nothing taken beyond the batch is lost");
+    }
+
+    #[test]
+    fn a_close_ends_the_batch_before_what_follows_it() {
+        let (sent, mut waiting) = mpsc::unbounded_channel();
+        let _before = decide(&sent);
+        let (done, _closed) = oneshot::channel();
+        sent.send(Request::Close(done)).unwrap();
+        let _after = decide(&sent);
+        let first = waiting.try_recv().unwrap();
+        let (batch, closed) = gather(first, &mut waiting);
+        assert_eq!(batch.len(), 1);
+        assert!(closed.is_some());
+        assert_eq!(
+            waiting.len(),
+            1,
+            "what follows the close is left to be refused"
+        );
+    }
 }

@@ -56,8 +56,6 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot start the wallet's committer: {0}")]
     Thread(std::io::Error),
-    #[error("the wallet store is closed")]
-    Closed,
     #[error("the wallet's database was opened to read only: it records no movement")]
     ReadOnly,
     #[error("`{0}` is neither sqlite://PATH nor postgres://…")]
