@@ -22,7 +22,7 @@ use crate::hub::{Relay, current_relay};
 /// this is a connection thread).
 pub(super) fn woken_here<F: Future>(future: F) -> WokenHere<F> {
     WokenHere {
-        future: Box::pin(future),
+        future,
         waker: current_relay().map(|relay| {
             Arc::new(HereWaker {
                 task: AtomicWaker::new(),
@@ -32,10 +32,14 @@ pub(super) fn woken_here<F: Future>(future: F) -> WokenHere<F> {
     }
 }
 
-pub(super) struct WokenHere<F> {
-    future: Pin<Box<F>>,
-    /// `None` off the connection threads: woken as usual.
-    waker: Option<Arc<HereWaker>>,
+pin_project_lite::pin_project! {
+    pub(super) struct WokenHere<F> {
+        // In place: every call is one, and its task is allocated already.
+        #[pin]
+        future: F,
+        // `None` off the connection threads: woken as usual.
+        waker: Option<Arc<HereWaker>>,
+    }
 }
 
 /// What the wrapped future is given as its waker.
@@ -65,15 +69,15 @@ impl Wake for HereWaker {
 impl<F: Future> Future for WokenHere<F> {
     type Output = F::Output;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = &mut *self;
-        match &this.waker {
-            None => this.future.as_mut().poll(cx),
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        match this.waker {
+            None => this.future.poll(cx),
             Some(here) => {
                 // Registered before the poll: a wake-up during it wakes the task again.
                 here.task.register(cx.waker());
                 let waker = Waker::from(Arc::clone(here));
-                this.future.as_mut().poll(&mut Context::from_waker(&waker))
+                this.future.poll(&mut Context::from_waker(&waker))
             }
         }
     }
