@@ -247,6 +247,14 @@ async fn each_service_counts_what_was_done_on_its_metrics_endpoint() {
         commits
     );
 
+    // The wallet: the accepted bet's debits sent once and answered (the refused bet was
+    // over the balance the table knew, and never reached the wallet).
+    assert_eq!(
+        value(&b, &format!("banco_wallet_debit_seconds_count{{{t}}}")),
+        1.0
+    );
+    assert!(value(&b, &format!("banco_wallet_debit_seconds_sum{{{t}}}")) > 0.0);
+
     // Validator: four cards accepted, one refused, one settlement.
     let v = scrape(&validator_metrics);
     assert_eq!(

@@ -134,6 +134,7 @@ pub(super) async fn bench_bets(
     let commits_before = handle.commit_stats();
     // The longest commit printed is one of the timed bets', not of the warm-up's.
     hosted.wallet.restart_commit_maxima();
+    hosted.wallet.wallet.take_waits();
     let wallet_before = hosted.wallet.commit_stats();
     let copied_before = hosted.wallet.checkpoint_stats();
     // Round by round of the players, so a player's bets are `players` places apart.
@@ -165,6 +166,7 @@ pub(super) async fn bench_bets(
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();
     let copied_after = hosted.wallet.checkpoint_stats();
+    let mut waits = hosted.wallet.wallet.take_waits();
 
     // Check: the table's totals, and every balance.
     let (table_id, command_id) = command("close-betting");
@@ -232,7 +234,8 @@ pub(super) async fn bench_bets(
     println!(
         "banco-bench bets: {players} players × {per_player} bets, {load}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
-         latency {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
+         latency {}, of which waiting for the wallet (each debit, from the table sending it to \
+         its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
          bench's players; {fsyncs} journal fsyncs, {:.3} per \
          bet{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
@@ -240,6 +243,7 @@ pub(super) async fn bench_bets(
         elapsed.as_secs_f64(),
         count as f64 / elapsed.as_secs_f64(),
         percentiles(&mut latencies),
+        percentiles(&mut waits),
         fsyncs as f64 / count.max(1) as f64,
     );
     Ok(())

@@ -27,6 +27,7 @@ mod subscribers;
 mod validator;
 mod video;
 mod wallet;
+mod wallet_waits;
 mod wallets;
 
 use std::path::PathBuf;

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::common::token_text;
+use super::wallet_waits::TimedWallet;
 use banco::bench_support::{WalletArgs, embedded_url, open_store};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -52,7 +53,7 @@ impl BenchWallet {
         if self == BenchWallet::Memory {
             let memory = Arc::new(MemoryWallet::new());
             return Ok(Running {
-                wallet: memory.clone(),
+                wallet: Arc::new(TimedWallet::new(memory.clone())),
                 cashier: memory,
                 store: None,
                 servers: Vec::new(),
@@ -123,7 +124,7 @@ impl BenchWallet {
             reached.open(dir, &service).await?.wallet
         };
         Ok(Running {
-            wallet,
+            wallet: Arc::new(TimedWallet::new(wallet)),
             // The welcome credits are paid in at the store itself, as a cashier would.
             cashier: store.clone(),
             store: Some(store),
@@ -152,7 +153,8 @@ fn write_secret(path: &Path) -> anyhow::Result<()> {
 /// A started wallet: what the table spends through, who pays the welcome credits in, and
 /// the store behind them (none in memory).
 pub(crate) struct Running {
-    pub(crate) wallet: Arc<dyn Wallet>,
+    /// What the table spends through, timed.
+    pub(crate) wallet: Arc<TimedWallet>,
     pub(crate) cashier: Arc<dyn Cashier>,
     store: Option<Arc<Store>>,
     servers: Vec<JoinHandle<()>>,

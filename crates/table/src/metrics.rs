@@ -26,6 +26,12 @@ fn commit_seconds() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
 }
 
+fn debit_seconds() -> Histogram {
+    // 250 µs to about 4 s: an embedded wallet's commit, up to the 3 s a seamless wallet's
+    // debit is given by default.
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
+}
+
 fn group_sizes() -> Histogram {
     // 1, 2, 4, … 256 (the default most records under one fsync).
     Histogram::new(exponential_buckets(1.0, 2.0, 9))
@@ -47,6 +53,7 @@ pub struct TableMetricFamilies {
     outbox_failures: Family<Table, Counter>,
     wallet_owed: Family<Table, Gauge>,
     wallet_failures: Family<Table, Counter>,
+    wallet_debit: Histograms,
 }
 
 impl Default for TableMetricFamilies {
@@ -65,6 +72,7 @@ impl Default for TableMetricFamilies {
             outbox_failures: Family::default(),
             wallet_owed: Family::default(),
             wallet_failures: Family::default(),
+            wallet_debit: Family::new_with_constructor(debit_seconds),
         }
     }
 }
@@ -138,6 +146,11 @@ impl TableMetricFamilies {
             "Calls to the wallet for owed movements that failed (each is retried)",
             f.wallet_failures.clone(),
         );
+        registry.register(
+            "banco_wallet_debit_seconds",
+            "Time from the table sending a bet request's debits to the wallet to the wallet's answer (or the debit timeout), once per bet request",
+            f.wallet_debit.clone(),
+        );
         f
     }
 
@@ -170,6 +183,7 @@ impl TableMetricFamilies {
             outbox_failures: self.outbox_failures.get_or_create_owned(&table()),
             wallet_owed: self.wallet_owed.get_or_create_owned(&table()),
             wallet_failures: self.wallet_failures.get_or_create_owned(&table()),
+            wallet_debit: self.wallet_debit.get_or_create_owned(&table()),
         }))
     }
 }
@@ -202,6 +216,7 @@ struct Handles {
     outbox_failures: Counter,
     wallet_owed: Gauge,
     wallet_failures: Counter,
+    wallet_debit: Histogram,
 }
 
 /// The journal committer's handles.
@@ -276,6 +291,14 @@ impl TableMetrics {
         self.0
             .wallet_owed
             .set(i64::try_from(movements).unwrap_or(i64::MAX));
+    }
+
+    /// `requests` bet requests whose debits the wallet answered together, `took` after
+    /// they were sent.
+    pub(crate) fn wallet_debited(&self, requests: usize, took: Duration) {
+        for _ in 0..requests {
+            self.0.wallet_debit.observe(took.as_secs_f64());
+        }
     }
 
     pub(crate) fn wallet_failed(&self) {

@@ -28,7 +28,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use banco_wallet::{BalanceChange, Changes, Debit, Receipt, Wallet, WalletError};
 use futures::stream::{FuturesOrdered, StreamExt as _};
@@ -94,8 +94,11 @@ pub(crate) async fn run(
                     let wallet = Arc::clone(&wallet);
                     let actor = actor.clone();
                     let timeout = options.debit_timeout;
+                    let metrics = metrics.clone();
                     tokio::spawn(async move {
+                        let sent = Instant::now();
                         let answers = debit_all(wallet.as_ref(), requests, timeout).await;
+                        metrics.wallet_debited(answers.len(), sent.elapsed());
                         let command = Command::WalletDebitedMany { answers, now_ms: 0 };
                         if let Err(e) = actor.submit(None, command).await {
                             // The actor stopped: the requests stay pending in the journal,
