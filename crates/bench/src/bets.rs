@@ -132,7 +132,8 @@ pub(super) async fn bench_bets(
     ))
     .await?;
     let commits_before = handle.commit_stats();
-    // The longest commit printed is one of the timed bets', not of the warm-up's.
+    // The longest commit and the wallet's waits printed are the timed bets', not the
+    // warm-up's.
     hosted.wallet.restart_commit_maxima();
     hosted.wallet.wallet.take_waits();
     let wallet_before = hosted.wallet.commit_stats();
