@@ -259,7 +259,7 @@ impl InProcess {
         let outbox = OutboxFile::open(&dir.0.join("outbox.jsonl"))?;
         let wallet = wallet.start(issuer, &dir.0).await?;
         let mut actor = ActorConfig::in_dir(config.clone(), &dir.0);
-        actor.wallet = Arc::clone(&wallet.wallet) as Arc<dyn banco_wallet::Wallet>;
+        actor.wallet = wallet.wallet.clone();
         let events = match events {
             Some(url) => {
                 let log =

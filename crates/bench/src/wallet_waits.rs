@@ -31,10 +31,14 @@ impl TimedWallet {
         std::mem::take(&mut *self.waits.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    fn waited(&self, debits: usize, since: Instant) {
-        let waited = since.elapsed();
+    /// `answer`, once it came, keeping its wait for each of its `debits`.
+    async fn timed<T>(&self, debits: usize, answer: BoxFuture<'_, T>) -> T {
+        let sent = Instant::now();
+        let answer = answer.await;
+        let waited = sent.elapsed();
         let mut waits = self.waits.lock().unwrap_or_else(PoisonError::into_inner);
         waits.extend(std::iter::repeat_n(waited, debits));
+        answer
     }
 }
 
@@ -48,12 +52,7 @@ impl Wallet for TimedWallet {
     }
 
     fn debit<'a>(&'a self, debit: &'a Debit) -> BoxFuture<'a, Result<Receipt, WalletError>> {
-        Box::pin(async move {
-            let sent = Instant::now();
-            let answer = self.inner.debit(debit).await;
-            self.waited(1, sent);
-            answer
-        })
+        Box::pin(self.timed(1, self.inner.debit(debit)))
     }
 
     fn debit_many<'a>(
@@ -61,12 +60,7 @@ impl Wallet for TimedWallet {
         debits: &'a [Debit],
         timeout: Duration,
     ) -> BoxFuture<'a, Vec<Result<Receipt, WalletError>>> {
-        Box::pin(async move {
-            let sent = Instant::now();
-            let answers = self.inner.debit_many(debits, timeout).await;
-            self.waited(debits.len(), sent);
-            answers
-        })
+        Box::pin(self.timed(debits.len(), self.inner.debit_many(debits, timeout)))
     }
 
     fn credit<'a>(&'a self, credit: &'a Credit) -> BoxFuture<'a, Result<Receipt, WalletError>> {

@@ -295,7 +295,7 @@ impl TableMetrics {
 
     /// `requests` bet requests whose debits the wallet answered together, `took` after
     /// they were sent.
-    pub(crate) fn wallet_debited(&self, requests: usize, took: Duration) {
+    pub(crate) fn debits_answered(&self, requests: usize, took: Duration) {
         for _ in 0..requests {
             self.0.wallet_debit.observe(took.as_secs_f64());
         }

@@ -98,7 +98,7 @@ pub(crate) async fn run(
                     tokio::spawn(async move {
                         let sent = Instant::now();
                         let answers = debit_all(wallet.as_ref(), requests, timeout).await;
-                        metrics.wallet_debited(answers.len(), sent.elapsed());
+                        metrics.debits_answered(answers.len(), sent.elapsed());
                         let command = Command::WalletDebitedMany { answers, now_ms: 0 };
                         if let Err(e) = actor.submit(None, command).await {
                             // The actor stopped: the requests stay pending in the journal,
