@@ -1360,7 +1360,9 @@ fn mount_tmpfs(dir: &Path, bytes: u64) -> Option<Unmount> {
 }
 
 impl Full {
-    /// Takes every free byte (tmpfs) or caps the broadcaster's files at the journal's size.
+    /// Takes every free byte (tmpfs, where the journal writes no zeros ahead), or caps the
+    /// broadcaster's files at the end of the journal's records: a file-size limit refuses
+    /// any write past it, also into the zeros the journal keeps ahead on a disk.
     fn fill(&self, broadcaster: &Service, journal: &Path) {
         match self {
             Full::Tmpfs { filler, .. } => {
@@ -1375,7 +1377,11 @@ impl Full {
                 }
             }
             Full::FileSizeLimit => {
-                let size = std::fs::metadata(journal).unwrap().len();
+                let bytes = std::fs::read(journal).unwrap();
+                let size = bytes
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(0, |last| last + 1);
                 prlimit(broadcaster, &size.to_string());
             }
         }

@@ -93,14 +93,15 @@ fn records_read_encode_hash_and_verify(format: u32) {
 }
 
 /// The payloads of a journal file, by seq: a 12-byte header (`BANCOJNL`, version 1 LE),
-/// then frames of length (u32 LE), crc (u32 LE), seq (u64 LE) and payload. The checksums
-/// are the table's to check (its golden test opens these files as journals).
+/// then frames of length (u32 LE), crc (u32 LE), seq (u64 LE) and payload, then perhaps
+/// zeros written ahead (never a frame: its seq is at least 1). The checksums are the
+/// table's to check (its golden test opens these files as journals).
 fn journal_payloads(bytes: &[u8]) -> Vec<(u64, &[u8])> {
     assert_eq!(&bytes[..8], b"BANCOJNL");
     assert_eq!(bytes[8..12], 1u32.to_le_bytes());
     let mut payloads = Vec::new();
     let mut at = 12;
-    while at < bytes.len() {
+    while at < bytes.len() && bytes[at..].iter().any(|&b| b != 0) {
         let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
         let seq = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
         payloads.push((seq, &bytes[at + 16..at + 16 + len]));

@@ -55,6 +55,8 @@ fn actor_config(dir: &Path, table: &str, pacing: Pacing) -> ActorConfig {
     actor.journal = dir.join(format!("{table}.journal"));
     actor.outbox_watermark = dir.join(format!("{table}.outbox"));
     actor.checkpoint_file = dir.join(format!("{table}.checkpoint.json"));
+    // A golden journal holds its records only, not the zeros a table writes ahead.
+    actor.commit.zero_ahead = 0;
     actor.signer = Some(signer());
     actor
 }

@@ -437,3 +437,236 @@ fn the_committer_answers_after_shutdown_of_all_handles() {
     let journal = committer.shutdown().unwrap();
     assert_eq!(journal.last_seq(), 1);
 }
+
+/// A journal of `n` records followed by `zeros` bytes written ahead, as the group
+/// committer leaves it; returns its path, records and bytes.
+fn journal_with_zeros_ahead(
+    dir: &tempfile::TempDir,
+    name: &str,
+    n: u64,
+    zeros: u64,
+) -> (PathBuf, Vec<Record>, Vec<u8>) {
+    let (path, records) = journal_with(dir, name, n);
+    let (mut journal, _) = Journal::open(&path).unwrap();
+    let size = journal.size_bytes();
+    journal.zero_ahead(zeros, zeros).unwrap();
+    assert_eq!(journal.file_len(), size + zeros);
+    drop(journal);
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(bytes.len() as u64, size + zeros);
+    (path, records, bytes)
+}
+
+#[test]
+fn zeros_written_ahead_are_free_space_that_appends_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _, _) = journal_with_zeros_ahead(&dir, "t.journal", 5, 4096);
+    let (mut journal, records) = Journal::open(&path).unwrap();
+    assert_records(&records, 5);
+    assert!(journal.torn_tail().is_none(), "zeros ahead are not torn");
+    let size = journal.size_bytes();
+    assert_eq!(journal.file_len(), size + 4096, "the zeros are kept");
+    assert_eq!(
+        Journal::read(&path).unwrap(),
+        records,
+        "a reader stops there too"
+    );
+
+    // Enough room: nothing is written, and no fsync spent.
+    let fsyncs = journal.fsync_count();
+    journal.zero_ahead(4096, 4096).unwrap();
+    assert_eq!(
+        (journal.file_len(), journal.fsync_count()),
+        (size + 4096, fsyncs)
+    );
+
+    // Appends go into the zeros: the file keeps its length.
+    assert_eq!(
+        journal.append_batch(&[&payload(6), &payload(7)]).unwrap(),
+        6..8
+    );
+    assert_eq!(fs::metadata(&path).unwrap().len(), size + 4096);
+    // Past them, the file grows as it would without.
+    let big = vec![7u8; 8000];
+    assert_eq!(journal.append(&big).unwrap(), 8);
+    let end = journal.size_bytes();
+    assert_eq!(journal.file_len(), end);
+    assert_eq!(fs::metadata(&path).unwrap().len(), end);
+    journal.zero_ahead(100, 512).unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().len(), end + 512);
+    drop(journal);
+
+    let (journal, records) = Journal::open(&path).unwrap();
+    assert_records(&records[..7], 7);
+    assert_eq!(records[7].payload, big);
+    assert_eq!(journal.size_bytes(), end);
+    assert!(journal.torn_tail().is_none());
+}
+
+#[test]
+fn a_record_cut_in_zeroed_space_is_a_torn_tail() {
+    // A crash while writing into zeros leaves the first bytes of the record, then zeros.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, records) = journal_with(&dir, "full.journal", 5);
+    let full = fs::read(&path).unwrap();
+    let last_start = records[4].offset as usize;
+    let cut_path = journal_path(&dir, "cut.journal");
+    for kept in 0..full.len() - last_start {
+        let mut bytes = full[..last_start + kept].to_vec();
+        bytes.resize(full.len() + 1024, 0);
+        write_bytes(&cut_path, &bytes);
+        let (mut journal, replayed) = Journal::open(&cut_path).unwrap();
+        assert_records(&replayed, 4);
+        let written = full[last_start..last_start + kept].iter().any(|&b| b != 0);
+        match journal.torn_tail() {
+            Some(torn) => {
+                assert!(written, "kept {kept}: only zeros, yet {torn:?}");
+                assert_eq!((torn.offset, torn.seq), (last_start as u64, 5));
+                assert_eq!(torn.dropped_bytes, (bytes.len() - last_start) as u64);
+                assert_eq!(fs::metadata(&cut_path).unwrap().len(), last_start as u64);
+            }
+            None => {
+                assert!(!written, "kept {kept}: written bytes taken for free space");
+                assert_eq!(journal.file_len(), bytes.len() as u64);
+            }
+        }
+        assert_eq!(journal.append(&payload(5)).unwrap(), 5, "kept {kept}");
+        drop(journal);
+        let (_, replayed) = Journal::open(&cut_path).unwrap();
+        assert_records(&replayed, 5);
+    }
+}
+
+/// Zeroes `bytes[from..to]`, as a power cut that kept none of that part of a write.
+fn unwritten(bytes: &[u8], from: usize, to: usize) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    bytes[from..to].fill(0);
+    bytes
+}
+
+#[test]
+fn a_power_cut_that_kept_a_later_sector_of_a_write_is_a_torn_tail() {
+    // A power cut during one write into zeroed space may keep a later sector and lose an
+    // earlier one: valid records follow a gap of zeros, none of them acknowledged.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _, _) = journal_with_zeros_ahead(&dir, "full.journal", 3, 64 * 1024);
+    let (mut journal, _) = Journal::open(&path).unwrap();
+    let batch_start = journal.size_bytes() as usize;
+    let batch: Vec<Vec<u8>> = (4..=40).map(payload).collect();
+    let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+    journal.append_batch(&refs).unwrap();
+    let batch_end = journal.size_bytes() as usize;
+    drop(journal);
+    let full = fs::read(&path).unwrap();
+    assert!(batch_end - batch_start > 4 * 512, "the batch spans sectors");
+    let records = Journal::read(&path).unwrap();
+    let first_after = |at: usize| records.iter().find(|r| r.offset as usize >= at).unwrap();
+    let boundary = batch_start.next_multiple_of(512);
+    assert!(
+        boundary - batch_start > FRAME_HEADER_LEN,
+        "the test's layout"
+    );
+
+    let cases = [
+        // The sector the write began in: lost from the write's start to its end.
+        (batch_start, boundary),
+        // A whole sector in the middle of the write.
+        (boundary + 1024, boundary + 1536),
+    ];
+    let cut = journal_path(&dir, "cut.journal");
+    for (from, to) in cases {
+        write_bytes(&cut, &unwritten(&full, from, to));
+        // The first record the lost bytes fall in.
+        let torn_seq = records
+            .iter()
+            .find(|r| r.offset as usize + FRAME_HEADER_LEN + r.payload.len() > from)
+            .unwrap()
+            .seq;
+        let (journal, replayed) = Journal::open(&cut).unwrap();
+        let torn = journal.torn_tail().expect("a torn tail");
+        assert_eq!(torn.seq, torn_seq, "lost {from}..{to}");
+        assert_records(&replayed, torn_seq - 1);
+        assert!(first_after(to).seq > torn_seq, "valid records followed");
+        assert_eq!(fs::metadata(&cut).unwrap().len(), torn.offset);
+    }
+
+    // Zeros shorter than a sector, in the middle of records: damage, not a lost sector.
+    let middle = first_after(boundary + 1024);
+    let at = middle.offset as usize + FRAME_HEADER_LEN;
+    let damaged = unwritten(&full, at, at + 100);
+    write_bytes(&cut, &damaged);
+    match Journal::open(&cut) {
+        Err(JournalError::Corrupt { seq, .. }) => assert_eq!(seq, middle.seq),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert_eq!(fs::read(&cut).unwrap(), damaged, "left untouched");
+}
+
+#[test]
+fn a_reader_beside_the_writer_stops_at_the_first_bad_record() {
+    // The writer may be copying a record in just then: a reader can see a later part of
+    // it written and an earlier part not yet. It asks for acknowledged records only.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, records) = journal_with(&dir, "t.journal", 6);
+    let at = records[3].offset as usize + FRAME_HEADER_LEN;
+    let bytes = unwritten(&fs::read(&path).unwrap(), at, at + 4);
+    write_bytes(&path, &bytes);
+    assert_eq!(Journal::read(&path).unwrap(), records[..3]);
+    assert!(matches!(
+        Journal::open(&path),
+        Err(JournalError::Corrupt { seq: 4, .. })
+    ));
+}
+
+#[tokio::test]
+async fn the_group_committer_keeps_zeros_ahead_of_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = GroupCommitConfig {
+        zero_ahead: 8192,
+        ..GroupCommitConfig::default()
+    };
+    let path = journal_path(&dir, "t.journal");
+    let (journal, _) = Journal::open(&path).unwrap();
+    let committer = GroupCommitter::spawn(journal, config).unwrap();
+    for i in 1..=200 {
+        assert_eq!(committer.append(payload(i)).await.unwrap(), i);
+    }
+    let journal = tokio::task::spawn_blocking(move || committer.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    let ahead = journal.file_len() - journal.size_bytes();
+    assert!((4096..=8192).contains(&ahead), "{ahead} bytes ahead");
+    assert_eq!(fs::metadata(&path).unwrap().len(), journal.file_len());
+    drop(journal);
+    let (_, records) = Journal::open(&path).unwrap();
+    assert_records(&records, 200);
+
+    // Without: the file is its records.
+    let path = journal_path(&dir, "none.journal");
+    let (journal, _) = Journal::open(&path).unwrap();
+    let config = GroupCommitConfig {
+        zero_ahead: 0,
+        ..config
+    };
+    let committer = GroupCommitter::spawn(journal, config).unwrap();
+    committer.append(payload(1)).await.unwrap();
+    let journal = tokio::task::spawn_blocking(move || committer.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(journal.file_len(), journal.size_bytes());
+}
+
+#[test]
+fn no_zeros_are_written_ahead_in_memory() {
+    // On tmpfs an fsync writes nothing, so zeros would only take room (and a full tmpfs
+    // would refuse a command only once they were used up).
+    let dir = tempfile::tempdir_in("/dev/shm").expect("/dev/shm, a tmpfs on Debian");
+    let path = journal_path(&dir, "t.journal");
+    let (mut journal, _) = Journal::open(&path).unwrap();
+    journal.append(b"first").unwrap();
+    journal.zero_ahead(4096, 4096).unwrap();
+    assert_eq!(journal.file_len(), journal.size_bytes());
+    assert_eq!(fs::metadata(&path).unwrap().len(), journal.size_bytes());
+}

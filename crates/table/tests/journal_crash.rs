@@ -6,6 +6,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
+use std::fs;
 use std::hash::BuildHasher;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -149,21 +150,20 @@ fn kill_9_group_commit() {
     crash_repeatedly(&dir.path().join("t.journal"), "group:8", 5);
 }
 
-#[test]
-fn a_failed_write_is_rolled_back_and_further_appends_are_refused() {
-    // A file-size limit makes a write fail part-way (EFBIG, like ENOSPC on a full disk).
-    // SIGXFSZ is ignored so the write returns the error instead of killing the process;
-    // ignored signals stay ignored across exec.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("full.journal");
+/// Runs the helper on `path` in `mode` under a file-size limit of `blocks` × 512 bytes
+/// until an append fails: the acks it printed (sorted by seq) and its stderr. A limit
+/// makes a write fail part-way (EFBIG, like ENOSPC on a full disk). SIGXFSZ is ignored so
+/// the write returns the error instead of killing the process; ignored signals stay
+/// ignored across exec.
+fn until_the_limit(path: &Path, blocks: u32, mode: &str) -> (Vec<(u64, String)>, String) {
     let mut child = Command::new("sh")
         .args([
             "-c",
-            r#"trap "" XFSZ; ulimit -f 8 && exec "$0" "$@""#,
+            &format!(r#"trap "" XFSZ; ulimit -f {blocks} && exec "$0" "$@""#),
             HELPER,
             path.to_str().unwrap(),
             "0",
-            "single",
+            mode,
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -171,25 +171,61 @@ fn a_failed_write_is_rolled_back_and_further_appends_are_refused() {
         .unwrap();
     let reader = collect_acks(&mut child);
     let output = child.wait_with_output().unwrap();
-    let acks = reader.join().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut acks = reader.join().unwrap();
+    acks.sort_unstable();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(3), "stderr: {stderr}");
     assert!(stderr.contains("append failed"), "{stderr}");
-    assert!(stderr.contains("refusing appends"), "{stderr}");
-    assert!(!acks.is_empty());
+    (acks, stderr)
+}
 
-    // The partial record was truncated away by the journal itself: reopening finds
-    // exactly the acknowledged records and no torn tail.
-    let (journal, records) = Journal::open(&path).unwrap();
+/// The journal at `path` holds exactly the acknowledged records, and no torn tail.
+fn holds_exactly(path: &Path, acks: &[(u64, String)]) -> Journal {
+    let (journal, records) = Journal::open(path).unwrap();
     assert!(journal.torn_tail().is_none(), "{:?}", journal.torn_tail());
     assert_eq!(records.len(), acks.len());
     for ((seq, payload), record) in acks.iter().zip(&records) {
         assert_eq!(*seq, record.seq);
         assert_eq!(payload.as_bytes(), record.payload);
     }
+    journal
+}
+
+#[test]
+fn a_failed_write_is_rolled_back_and_further_appends_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("full.journal");
+    let (acks, stderr) = until_the_limit(&path, 8, "single");
+    assert!(stderr.contains("refusing appends"), "{stderr}");
+    assert!(!acks.is_empty());
+
+    // The partial record was truncated away by the journal itself: reopening finds
+    // exactly the acknowledged records and no torn tail.
+    let journal = holds_exactly(&path, &acks);
     eprintln!(
         "write failed after {} records ({} bytes)",
-        records.len(),
+        acks.len(),
+        journal.size_bytes()
+    );
+}
+
+#[test]
+fn a_failed_write_of_zeros_ahead_is_cut_off_and_commits_go_on() {
+    // The group committer writes 256 KiB of zeros ahead after its first commit; under a
+    // 32 KiB file-size limit that write fails part-way. Zeros only make commits cheaper:
+    // they are cut off again, and records are appended until the limit stops them too.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("full.journal");
+    let (acks, _) = until_the_limit(&path, 64, "group:2");
+    let journal = holds_exactly(&path, &acks);
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        journal.size_bytes(),
+        "no zeros left"
+    );
+    assert!(
+        journal.size_bytes() > 24 * 1024,
+        "records stopped at {} bytes, long before the limit",
         journal.size_bytes()
     );
 }

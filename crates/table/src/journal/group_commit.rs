@@ -6,6 +6,8 @@
 //! [`GroupCommitConfig::max_batch_records`] / `max_batch_bytes`), write them all, fsync
 //! once, then answer every waiter with its own sequence number. Under load, batches grow
 //! by themselves; when idle, a lone record is committed at once (no timer, no added latency).
+//! Between batches it keeps zeros written ahead of the records, for the next commits to
+//! overwrite.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +36,10 @@ pub struct GroupCommitConfig {
     /// CPU, so without this, busy tables spend their CPU on many tiny batches; an idle
     /// table's lone record never waits.
     pub gather: Duration,
+    /// Bytes of zeros the committer writes ahead of the records at a time, once fewer than
+    /// half as many are left, so that commits overwrite the file instead of growing it
+    /// (see [`Journal::zero_ahead`]); 0 never writes ahead.
+    pub zero_ahead: u64,
 }
 
 impl Default for GroupCommitConfig {
@@ -43,6 +49,7 @@ impl Default for GroupCommitConfig {
             max_batch_bytes: 1 << 20,
             queue_capacity: 4096,
             gather: Duration::from_micros(200),
+            zero_ahead: 256 * 1024,
         }
     }
 }
@@ -279,6 +286,9 @@ fn run(
                     // A waiter that went away still has its record committed.
                     let _ = request.reply.send(Ok(seq));
                 }
+                // After the answers, so that no waiter's commit waits for it. A failure
+                // is logged, and only makes later commits grow the file.
+                let _ = journal.zero_ahead(config.zero_ahead / 2, config.zero_ahead);
             }
             Err(err) => {
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);

@@ -18,6 +18,9 @@
 //!   journal refuse further appends until reopened (see [`Journal`]).
 //! - A batch is not atomic: each record is independently checksummed, and a crash during a
 //!   batch's write may keep a prefix of it (none of which had been acknowledged).
+//! - The file may end in zeros written ahead of the records ([`Journal::zero_ahead`]), so
+//!   that commits overwrite it instead of growing it; opening and reading take them as
+//!   free space.
 //! - [`GroupCommitter`] runs the journal on its own thread for async callers and shares one
 //!   fsync among all records queued meanwhile.
 //!

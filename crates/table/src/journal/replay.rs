@@ -1,10 +1,19 @@
-//! Reading a journal file back: verify the header, decode every record, and tell a torn
-//! tail (cut off and reported) from corruption in the middle (an error).
+//! Reading a journal file back: verify the header, decode every record, and tell free
+//! space (zeros written ahead of the records), a torn tail (cut off and reported) and
+//! corruption in the middle (an error) apart.
 //!
-//! The rule: a bad record is a *torn tail* only if no valid record with a later sequence
-//! number appears anywhere after it. A crash mid-write can only damage the end of the file,
-//! so anything valid beyond the damage means acknowledged data sits behind it, and
-//! truncating would silently lose it.
+//! The rules, where the records stop:
+//! - Nothing but zero bytes after the last record is free space: the writer zeroes space
+//!   ahead so that its commits overwrite the file instead of growing it.
+//! - Otherwise the bad record is a *torn tail* if no valid record with a later sequence
+//!   number appears anywhere after it. A crash mid-write can only damage the end of the
+//!   file, so anything valid beyond the damage means acknowledged data sits behind it, and
+//!   truncating would silently lose it.
+//! - Unless the damage holds a sector that was never written: a power cut during a write
+//!   into zeroed space can keep a later page of that write and lose an earlier one, which
+//!   reads back as zeros up to a sector boundary. Acknowledged records were fsynced whole,
+//!   so the valid records behind such a gap belong to the same unfinished write, and the
+//!   whole of it is a torn tail.
 
 use std::path::Path;
 
@@ -32,8 +41,23 @@ pub(crate) struct Scan {
     pub(crate) torn_tail: Option<TornTail>,
 }
 
+/// The unit a disk writes whole: a write cut by a power loss leaves each sector either
+/// written or as it was. 512 bytes is the smallest any disk uses.
+const SECTOR: usize = 512;
+
+/// Who is reading: the journal's owner, or a reader beside a running writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// [`super::Journal::open`]: nothing else writes the file, so damage is judged.
+    Owner,
+    /// [`super::Journal::read`]: the writer may be copying a record into the file at this
+    /// moment, and a read can see any mix of its old and new bytes. Only acknowledged
+    /// records are asked for, so the first bad record ends the read, whatever follows.
+    BesideWriter,
+}
+
 /// Scans the complete contents of the journal file at `path`.
-pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, JournalError> {
+pub(crate) fn scan(path: &Path, bytes: &[u8], reader: Reader) -> Result<Scan, JournalError> {
     let header = header_bytes();
     if bytes.len() < header.len() {
         // Empty, or a crash while the header of a brand-new file was being written: nothing
@@ -91,8 +115,20 @@ pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, JournalError> {
                 expected_seq += 1;
             }
             Err(defect) => {
-                if let Some((next_offset, next_seq)) =
-                    find_valid_frame(bytes, offset + 1, expected_seq)
+                let data_end = bytes
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(0, |last| last + 1);
+                if data_end <= offset {
+                    // Zeros written ahead, not yet used: the records end here.
+                    break;
+                }
+                let next_valid = match reader {
+                    Reader::Owner => find_valid_frame(&bytes[..data_end], offset + 1, expected_seq),
+                    Reader::BesideWriter => None,
+                };
+                if let Some((next_offset, next_seq)) = next_valid
+                    && !has_unwritten_sector(bytes, offset, next_offset)
                 {
                     return Err(JournalError::Corrupt {
                         path: path.to_path_buf(),
@@ -120,9 +156,27 @@ pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, JournalError> {
     })
 }
 
+/// Whether `bytes[from..to]` (a bad record up to the next valid one) holds zeros that a
+/// write never reached: a whole zeroed sector, or zeros from `from` itself up to a sector
+/// boundary (the write began at `from`, inside a sector whose earlier bytes were already
+/// on disk). Zeros from `from` must be longer than a frame header: a zeroed header alone is
+/// damage to a record, as a lost sector elsewhere would show a whole zeroed sector.
+fn has_unwritten_sector(bytes: &[u8], from: usize, to: usize) -> bool {
+    let first_boundary = from.next_multiple_of(SECTOR);
+    let from_start = first_boundary <= to
+        && first_boundary - from > FRAME_HEADER_LEN
+        && bytes[from..first_boundary].iter().all(|&b| b == 0);
+    from_start
+        || (first_boundary..to)
+            .step_by(SECTOR)
+            .filter(|&at| at + SECTOR <= to)
+            .any(|at| bytes[at..at + SECTOR].iter().all(|&b| b == 0))
+}
+
 /// Finds the first offset at or after `from` holding a valid frame whose seq is at least
-/// `min_seq`. Only runs on the damaged part of a file; each candidate offset is rejected
-/// cheaply unless its length field fits in the rest of the file.
+/// `min_seq`. Only runs on the damaged part of a file (up to its last non-zero byte: a
+/// frame's sequence number is never zero); each candidate offset is rejected cheaply
+/// unless its length field fits in the rest of the file.
 fn find_valid_frame(bytes: &[u8], from: usize, min_seq: u64) -> Option<(usize, u64)> {
     let last_start = bytes.len().checked_sub(FRAME_HEADER_LEN)?;
     (from..=last_start).find_map(|at| match decode_frame(&bytes[at..]) {

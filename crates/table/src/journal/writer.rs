@@ -4,11 +4,12 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{JournalError, TornTail};
 use super::format::{HEADER_LEN, MAX_PAYLOAD_LEN, encode_frame, header_bytes};
-use super::replay::{Record, scan};
+use super::replay::{Reader, Record, scan};
 
 /// An open, append-only journal file with a single owner.
 ///
@@ -32,6 +33,12 @@ pub struct Journal {
     file: File,
     /// Bytes of the file that hold the header and acknowledged records.
     size_bytes: u64,
+    /// Length of the file: `size_bytes`, then zeros written ahead (see
+    /// [`Journal::zero_ahead`]).
+    file_len: u64,
+    /// Whether [`Journal::zero_ahead`] writes: not on a file system in memory, and not
+    /// again after it failed, until the journal is reopened.
+    zeroing: bool,
     last_seq: u64,
     fsyncs: u64,
     failed: Option<String>,
@@ -51,7 +58,7 @@ impl Journal {
             op: "read",
             source,
         })?;
-        Ok(scan(path, &bytes)?.records)
+        Ok(scan(path, &bytes, Reader::BesideWriter)?.records)
     }
 
     /// Opens the journal at `path`, creating it if it does not exist, and replays it.
@@ -75,7 +82,8 @@ impl Journal {
             .map_err(io_err("open"))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io_err("read"))?;
-        let scanned = scan(&path, &bytes)?;
+        let scanned = scan(&path, &bytes, Reader::Owner)?;
+        let mut file_len = bytes.len() as u64;
         drop(bytes);
 
         let mut size_bytes = scanned.valid_len;
@@ -91,6 +99,7 @@ impl Journal {
             sync_parent_dir(&path).map_err(io_err("fsync directory"))?;
             fsyncs += 1;
             size_bytes = HEADER_LEN;
+            file_len = HEADER_LEN;
         } else if let Some(torn) = &scanned.torn_tail {
             tracing::warn!(
                 path = %path.display(),
@@ -104,15 +113,19 @@ impl Journal {
                 .map_err(io_err("truncate torn tail"))?;
             file.sync_data().map_err(io_err("fsync"))?;
             fsyncs += 1;
+            file_len = size_bytes;
         }
         file.seek(SeekFrom::Start(size_bytes))
             .map_err(io_err("seek"))?;
 
         let last_seq = scanned.records.last().map_or(0, |r| r.seq);
+        let zeroing = !in_memory(&file);
         let journal = Journal {
             path,
             file,
             size_bytes,
+            file_len,
+            zeroing,
             last_seq,
             fsyncs,
             failed: None,
@@ -169,11 +182,68 @@ impl Journal {
         }
         self.fsyncs += 1;
         self.size_bytes += self.scratch.len() as u64;
+        self.file_len = self.file_len.max(self.size_bytes);
         self.last_seq += payloads.len() as u64;
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
         }
         Ok(first..self.last_seq + 1)
+    }
+
+    /// Makes sure at least `low` bytes of zeros lie ahead of the records, writing `step`
+    /// more (and fsyncing them) when fewer do; does nothing if they do.
+    ///
+    /// An fdatasync after a write that grows the file must also commit the file's new size
+    /// to the file system's own journal; one after a write into space the file already has
+    /// only writes the data. On ext4 beside another process's stream of fsyncs (the
+    /// wallet's) that halved the mean fsync and cut its longest waits (the benchmarks
+    /// page). [`Journal::open`] and readers take a tail of zeros as free space. Called
+    /// between commits, not in one (the group committer does it after answering a batch),
+    /// so that no commit waits for zeros to reach the disk. Nothing is written on a file
+    /// system in memory (tmpfs, ramfs): its fsync writes nothing, and zeros would only
+    /// take room.
+    ///
+    /// Zeros are only a way to make commits cheaper, so failing to write them (a full
+    /// disk) does not fail the journal: the zeros just written are cut off again, the error
+    /// is returned and logged, and from then on until the journal is reopened commits grow
+    /// the file, as they would without. A failed fsync cannot have lost a record: every
+    /// record was fsynced before, and the pages written since hold only zeros.
+    pub fn zero_ahead(&mut self, low: u64, step: u64) -> Result<(), JournalError> {
+        if step == 0
+            || self.failed.is_some()
+            || !self.zeroing
+            || self.file_len - self.size_bytes >= low
+        {
+            return Ok(());
+        }
+        let zeros = vec![0u8; usize::try_from(step).unwrap_or(usize::MAX)];
+        let written = self
+            .file
+            .write_all_at(&zeros, self.file_len)
+            .map_err(|e| ("write zeros ahead", e))
+            .and_then(|()| self.file.sync_data().map_err(|e| ("fsync zeros ahead", e)));
+        match written {
+            Ok(()) => {
+                self.fsyncs += 1;
+                self.file_len += zeros.len() as u64;
+                Ok(())
+            }
+            Err((op, source)) => {
+                self.zeroing = false;
+                // Best effort: zeros left beyond `file_len` are free space all the same.
+                let _ = self.file.set_len(self.file_len);
+                tracing::warn!(
+                    path = %self.path.display(),
+                    error = %source,
+                    "journal: {op} failed; commits grow the file until the journal is reopened"
+                );
+                Err(JournalError::Io {
+                    path: self.path.clone(),
+                    op,
+                    source,
+                })
+            }
+        }
     }
 
     /// Marks the journal failed after `op` failed, rolling the file back to the last
@@ -192,6 +262,7 @@ impl Journal {
                 self.size_bytes
             ));
         }
+        self.file_len = self.size_bytes;
         tracing::error!(path = %self.path.display(), %reason, "journal: append failed");
         self.failed = Some(reason);
         JournalError::Io {
@@ -231,9 +302,14 @@ impl Journal {
         self.size_bytes
     }
 
+    /// Length of the file in bytes: the valid part, then any zeros written ahead.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
     /// Number of successful fsyncs of the file since it was opened (including the one that
-    /// made a new header or a torn-tail truncation durable). Lets tests and metrics see
-    /// how well group commit batches.
+    /// made a new header or a torn-tail truncation durable, and those of zeros written
+    /// ahead). Lets tests and metrics see how well group commit batches.
     pub fn fsync_count(&self) -> u64 {
         self.fsyncs
     }
@@ -247,6 +323,18 @@ impl Journal {
     pub fn failure(&self) -> Option<&str> {
         self.failed.as_deref()
     }
+}
+
+/// Whether `file` is on a file system in memory: tmpfs or ramfs, by their `statfs(2)` types.
+#[allow(
+    clippy::useless_conversion,
+    reason = "`f_type` is an i64 here, narrower on other architectures"
+)]
+fn in_memory(file: &File) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    rustix::fs::fstatfs(file)
+        .is_ok_and(|fs| matches!(i64::from(fs.f_type), TMPFS_MAGIC | RAMFS_MAGIC))
 }
 
 /// Makes a newly created file's directory entry durable.
