@@ -209,6 +209,9 @@ pub(super) async fn bench_bets(
     server.spawn(hosted.stop()).await?;
 
     let fsyncs = commits_after.commits.saturating_sub(commits_before.commits);
+    let zeroings = commits_after
+        .zeroings
+        .saturating_sub(commits_before.zeroings);
     let wallet_commits = match (wallet_before, wallet_after) {
         (Some(before), Some(after)) => {
             let commits = after.commits.saturating_sub(before.commits);
@@ -237,8 +240,8 @@ pub(super) async fn bench_bets(
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}, of which waiting for the wallet (each debit, from the table sending it to \
          its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
-         bench's players; {fsyncs} journal fsyncs, {:.3} per \
-         bet{wallet_commits}{wallet_copies}; totals and all {players} balances check",
+         bench's players; {fsyncs} journal commits, {:.3} per bet, and {zeroings} fsyncs \
+         of zeros written ahead{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
         elapsed.as_secs_f64(),

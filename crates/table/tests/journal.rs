@@ -631,12 +631,20 @@ async fn the_group_committer_keeps_zeros_ahead_of_its_records() {
     for i in 1..=200 {
         assert_eq!(committer.append(payload(i)).await.unwrap(), i);
     }
+    let stats = committer.stats();
     let journal = tokio::task::spawn_blocking(move || committer.shutdown())
         .await
         .unwrap()
         .unwrap();
     let ahead = journal.file_len() - journal.size_bytes();
     assert!((4096..=8192).contains(&ahead), "{ahead} bytes ahead");
+    // 8 KiB at a time, after the first record (which grew the file), each its own fsync.
+    let first_end = (HEADER_LEN + FRAME_HEADER_LEN + payload(1).len()) as u64;
+    assert_eq!(
+        stats.zeroings * 8192,
+        journal.file_len() - first_end,
+        "{stats:?}"
+    );
     assert_eq!(fs::metadata(&path).unwrap().len(), journal.file_len());
     drop(journal);
     let (_, records) = Journal::open(&path).unwrap();
@@ -651,6 +659,7 @@ async fn the_group_committer_keeps_zeros_ahead_of_its_records() {
     };
     let committer = GroupCommitter::spawn(journal, config).unwrap();
     committer.append(payload(1)).await.unwrap();
+    assert_eq!(committer.stats().zeroings, 0);
     let journal = tokio::task::spawn_blocking(move || committer.shutdown())
         .await
         .unwrap()

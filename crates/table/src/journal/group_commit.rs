@@ -63,6 +63,8 @@ pub struct CommitStats {
     pub records: u64,
     /// Batches that failed (their waiters got an error).
     pub failed_commits: u64,
+    /// Times zeros were written ahead of the records, each with an fsync of its own.
+    pub zeroings: u64,
 }
 
 #[derive(Debug, Default)]
@@ -70,6 +72,7 @@ struct SharedStats {
     commits: AtomicU64,
     records: AtomicU64,
     failed_commits: AtomicU64,
+    zeroings: AtomicU64,
 }
 
 type Reply = oneshot::Sender<Result<u64, JournalError>>;
@@ -165,6 +168,7 @@ impl SharedStats {
             commits: self.commits.load(Ordering::Relaxed),
             records: self.records.load(Ordering::Relaxed),
             failed_commits: self.failed_commits.load(Ordering::Relaxed),
+            zeroings: self.zeroings.load(Ordering::Relaxed),
         }
     }
 }
@@ -288,7 +292,11 @@ fn run(
                 }
                 // After the answers, so that no waiter's commit waits for it. A failure
                 // is logged, and only makes later commits grow the file.
+                let fsyncs = journal.fsync_count();
                 let _ = journal.zero_ahead(config.zero_ahead / 2, config.zero_ahead);
+                if journal.fsync_count() > fsyncs {
+                    stats.zeroings.fetch_add(1, Ordering::Relaxed);
+                }
             }
             Err(err) => {
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
