@@ -38,4 +38,4 @@ pub use group_commit::{
     CommitHandle, CommitStats, GroupCommitConfig, GroupCommitter, PendingCommit, StatsReader,
 };
 pub use replay::Record;
-pub use writer::Journal;
+pub use writer::{Journal, READ_ATTEMPTS};

@@ -45,19 +45,8 @@ pub(crate) struct Scan {
 /// written or as it was. 512 bytes is the smallest any disk uses.
 const SECTOR: usize = 512;
 
-/// Who is reading: the journal's owner, or a reader beside a running writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reader {
-    /// [`super::Journal::open`]: nothing else writes the file, so damage is judged.
-    Owner,
-    /// [`super::Journal::read`]: the writer may be copying a record into the file at this
-    /// moment, and a read can see any mix of its old and new bytes. Only acknowledged
-    /// records are asked for, so the first bad record ends the read, whatever follows.
-    BesideWriter,
-}
-
 /// Scans the complete contents of the journal file at `path`.
-pub(crate) fn scan(path: &Path, bytes: &[u8], reader: Reader) -> Result<Scan, JournalError> {
+pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, JournalError> {
     let header = header_bytes();
     if bytes.len() < header.len() {
         // Empty, or a crash while the header of a brand-new file was being written: nothing
@@ -123,11 +112,8 @@ pub(crate) fn scan(path: &Path, bytes: &[u8], reader: Reader) -> Result<Scan, Jo
                     // Zeros written ahead, not yet used: the records end here.
                     break;
                 }
-                let next_valid = match reader {
-                    Reader::Owner => find_valid_frame(&bytes[..data_end], offset + 1, expected_seq),
-                    Reader::BesideWriter => None,
-                };
-                if let Some((next_offset, next_seq)) = next_valid
+                if let Some((next_offset, next_seq)) =
+                    find_valid_frame(bytes, offset + 1, data_end, expected_seq)
                     && !has_unwritten_sector(bytes, offset, next_offset)
                 {
                     return Err(JournalError::Corrupt {
@@ -174,11 +160,20 @@ fn has_unwritten_sector(bytes: &[u8], from: usize, to: usize) -> bool {
 }
 
 /// Finds the first offset at or after `from` holding a valid frame whose seq is at least
-/// `min_seq`. Only runs on the damaged part of a file (up to its last non-zero byte: a
-/// frame's sequence number is never zero); each candidate offset is rejected cheaply
-/// unless its length field fits in the rest of the file.
-fn find_valid_frame(bytes: &[u8], from: usize, min_seq: u64) -> Option<(usize, u64)> {
-    let last_start = bytes.len().checked_sub(FRAME_HEADER_LEN)?;
+/// `min_seq`. Only runs on the damaged part of a file, and only up to `data_end`, the end
+/// of its last non-zero byte: a frame's sequence number is never zero, so it starts at
+/// least 9 bytes before that (its payload may end in zeros). Each candidate offset is
+/// rejected cheaply unless its length field fits in the rest of the file.
+fn find_valid_frame(
+    bytes: &[u8],
+    from: usize,
+    data_end: usize,
+    min_seq: u64,
+) -> Option<(usize, u64)> {
+    let last_start = bytes
+        .len()
+        .checked_sub(FRAME_HEADER_LEN)?
+        .min(data_end.checked_sub(9)?);
     (from..=last_start).find_map(|at| match decode_frame(&bytes[at..]) {
         Ok(frame) if frame.seq >= min_seq => Some((at, frame.seq)),
         Ok(_) | Err(_) => None,

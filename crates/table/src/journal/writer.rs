@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 
 use super::error::{JournalError, TornTail};
 use super::format::{HEADER_LEN, MAX_PAYLOAD_LEN, encode_frame, header_bytes};
-use super::replay::{Reader, Record, scan};
+use super::replay::{Record, scan};
+
+/// How many times [`Journal::read`] reads a file that looks corrupt before saying so.
+pub const READ_ATTEMPTS: u32 = 5;
 
 /// An open, append-only journal file with a single owner.
 ///
@@ -51,14 +54,29 @@ impl Journal {
     /// Every valid record of the journal at `path`, read without opening it for writing:
     /// for a reader beside the table's own writer (a torn tail, which may be a record
     /// being written just then, is left out and left alone).
+    ///
+    /// The writer copies records into zeros written ahead, and a read at that moment can
+    /// see a later part of its write and not an earlier one: damage followed by valid
+    /// records. So [`JournalError::Corrupt`] is only answered once the file reads so
+    /// [`READ_ATTEMPTS`] times, a few milliseconds apart; a write in progress is over by
+    /// the next.
     pub fn read(path: impl AsRef<Path>) -> Result<Vec<Record>, JournalError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
-            path: path.to_path_buf(),
-            op: "read",
-            source,
-        })?;
-        Ok(scan(path, &bytes, Reader::BesideWriter)?.records)
+        let mut attempts = 1;
+        loop {
+            let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
+                path: path.to_path_buf(),
+                op: "read",
+                source,
+            })?;
+            match scan(path, &bytes) {
+                Err(JournalError::Corrupt { .. }) if attempts < READ_ATTEMPTS => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                scanned => return Ok(scanned?.records),
+            }
+        }
     }
 
     /// Opens the journal at `path`, creating it if it does not exist, and replays it.
@@ -82,7 +100,7 @@ impl Journal {
             .map_err(io_err("open"))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io_err("read"))?;
-        let scanned = scan(&path, &bytes, Reader::Owner)?;
+        let scanned = scan(&path, &bytes)?;
         let mut file_len = bytes.len() as u64;
         drop(bytes);
 
