@@ -450,7 +450,7 @@ fn journal_with_zeros_ahead(
     let (path, records) = journal_with(dir, name, n);
     let (mut journal, _) = Journal::open(&path).unwrap();
     let size = journal.size_bytes();
-    journal.zero_ahead(zeros, zeros).unwrap();
+    assert!(journal.zero_ahead(zeros).unwrap());
     assert_eq!(journal.file_len(), size + zeros);
     drop(journal);
     let bytes = fs::read(&path).unwrap();
@@ -475,7 +475,7 @@ fn zeros_written_ahead_are_free_space_that_appends_overwrite() {
 
     // Enough room: nothing is written, and no fsync spent.
     let fsyncs = journal.fsync_count();
-    journal.zero_ahead(4096, 4096).unwrap();
+    assert!(!journal.zero_ahead(4096).unwrap());
     assert_eq!(
         (journal.file_len(), journal.fsync_count()),
         (size + 4096, fsyncs)
@@ -493,7 +493,7 @@ fn zeros_written_ahead_are_free_space_that_appends_overwrite() {
     let end = journal.size_bytes();
     assert_eq!(journal.file_len(), end);
     assert_eq!(fs::metadata(&path).unwrap().len(), end);
-    journal.zero_ahead(100, 512).unwrap();
+    assert!(journal.zero_ahead(512).unwrap());
     assert_eq!(fs::metadata(&path).unwrap().len(), end + 512);
     drop(journal);
 
@@ -624,23 +624,26 @@ fn a_reader_beside_the_writer_says_corrupt_only_of_lasting_damage() {
 
 #[test]
 fn a_reader_beside_a_writer_into_zeros_reads_every_acknowledged_record() {
-    // The writer copies records into zeros while the reader reads: whatever mix of old
-    // and new bytes a read sees, it answers a gap-free prefix holding every record
-    // acknowledged before it began, and never calls the file corrupt.
+    // The writer commits into zeros and writes more zeros between commits, as the group
+    // committer does, while the reader reads: every read is a gap-free prefix of the
+    // records as written, holding every record acknowledged before it began, and none
+    // calls the file corrupt.
     let dir = tempfile::tempdir().unwrap();
     let path = journal_path(&dir, "t.journal");
     let (mut journal, _) = Journal::open(&path).unwrap();
-    journal.zero_ahead(1 << 20, 1 << 20).unwrap();
     let acked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let writer = {
         let acked = std::sync::Arc::clone(&acked);
         std::thread::spawn(move || {
+            let mut zeroings = 0;
             for i in 1..=3000u64 {
                 let batch: Vec<Vec<u8>> = (0..4).map(|k| payload(4 * i + k)).collect();
                 let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
                 let seqs = journal.append_batch(&refs).unwrap();
                 acked.store(seqs.end - 1, std::sync::atomic::Ordering::Release);
+                zeroings += u32::from(journal.zero_ahead(8192).unwrap());
             }
+            zeroings
         })
     };
     let mut reads = 0;
@@ -654,10 +657,13 @@ fn a_reader_beside_a_writer_into_zeros_reads_every_acknowledged_record() {
         );
         for (seq, record) in (1..).zip(&records) {
             assert_eq!(record.seq, seq);
+            // Batch i holds payloads 4i to 4i + 3: record seq is payload seq + 3.
+            assert_eq!(record.payload, payload(seq + 3), "seq {seq}");
         }
         reads += 1;
     }
-    writer.join().unwrap();
+    let zeroings = writer.join().unwrap();
+    assert!(zeroings > 100, "only {zeroings} times zeros were written");
     assert!(reads > 10, "only {reads} reads while the writer ran");
     assert_eq!(Journal::read(&path).unwrap().len(), 12_000);
 }
@@ -719,7 +725,7 @@ fn no_zeros_are_written_ahead_in_memory() {
     let path = journal_path(&dir, "t.journal");
     let (mut journal, _) = Journal::open(&path).unwrap();
     journal.append(b"first").unwrap();
-    journal.zero_ahead(4096, 4096).unwrap();
+    assert!(!journal.zero_ahead(4096).unwrap());
     assert_eq!(journal.file_len(), journal.size_bytes());
     assert_eq!(fs::metadata(&path).unwrap().len(), journal.size_bytes());
 }
@@ -736,7 +742,7 @@ fn damage_before_a_last_record_that_ends_in_zeros_is_corrupt() {
     journal
         .append(&[7, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         .unwrap();
-    journal.zero_ahead(4096, 4096).unwrap();
+    assert!(journal.zero_ahead(4096).unwrap());
     drop(journal);
     let records = Journal::read(&path).unwrap();
     let at = records[1].offset as usize + FRAME_HEADER_LEN;

@@ -208,8 +208,8 @@ impl Journal {
         Ok(first..self.last_seq + 1)
     }
 
-    /// Makes sure at least `low` bytes of zeros lie ahead of the records, writing `step`
-    /// more (and fsyncing them) when fewer do; does nothing if they do.
+    /// Makes sure at least half of `step` bytes of zeros lie ahead of the records, writing
+    /// `step` more (and fsyncing them) when fewer do. Returns whether it wrote.
     ///
     /// An fdatasync after a write that grows the file must also commit the file's new size
     /// to the file system's own journal; one after a write into space the file already has
@@ -226,13 +226,13 @@ impl Journal {
     /// is returned and logged, and from then on until the journal is reopened commits grow
     /// the file, as they would without. A failed fsync cannot have lost a record: every
     /// record was fsynced before, and the pages written since hold only zeros.
-    pub fn zero_ahead(&mut self, low: u64, step: u64) -> Result<(), JournalError> {
+    pub fn zero_ahead(&mut self, step: u64) -> Result<bool, JournalError> {
         if step == 0
             || self.failed.is_some()
             || !self.zeroing
-            || self.file_len - self.size_bytes >= low
+            || self.file_len - self.size_bytes >= step / 2
         {
-            return Ok(());
+            return Ok(false);
         }
         let zeros = vec![0u8; usize::try_from(step).unwrap_or(usize::MAX)];
         let written = self
@@ -244,7 +244,7 @@ impl Journal {
             Ok(()) => {
                 self.fsyncs += 1;
                 self.file_len += zeros.len() as u64;
-                Ok(())
+                Ok(true)
             }
             Err((op, source)) => {
                 self.zeroing = false;
