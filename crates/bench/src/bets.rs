@@ -208,7 +208,7 @@ pub(super) async fn bench_bets(
     }
     server.spawn(hosted.stop()).await?;
 
-    let fsyncs = commits_after.commits.saturating_sub(commits_before.commits);
+    let journal_commits = commits_after.commits.saturating_sub(commits_before.commits);
     let zeroings = commits_after
         .zeroings
         .saturating_sub(commits_before.zeroings);
@@ -240,7 +240,7 @@ pub(super) async fn bench_bets(
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}, of which waiting for the wallet (each debit, from the table sending it to \
          its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
-         bench's players; {fsyncs} journal commits, {:.3} per bet, and {zeroings} fsyncs \
+         bench's players; {journal_commits} journal commits, {:.3} per bet, and {zeroings} fsyncs \
          of zeros written ahead{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
@@ -248,7 +248,7 @@ pub(super) async fn bench_bets(
         count as f64 / elapsed.as_secs_f64(),
         percentiles(&mut latencies),
         percentiles(&mut waits),
-        fsyncs as f64 / count.max(1) as f64,
+        journal_commits as f64 / count.max(1) as f64,
     );
     Ok(())
 }

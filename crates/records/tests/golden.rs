@@ -100,8 +100,12 @@ fn journal_payloads(bytes: &[u8]) -> Vec<(u64, &[u8])> {
     assert_eq!(&bytes[..8], b"BANCOJNL");
     assert_eq!(bytes[8..12], 1u32.to_le_bytes());
     let mut payloads = Vec::new();
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |last| last + 1);
     let mut at = 12;
-    while at < bytes.len() && bytes[at..].iter().any(|&b| b != 0) {
+    while at < end {
         let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
         let seq = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
         payloads.push((seq, &bytes[at + 16..at + 16 + len]));

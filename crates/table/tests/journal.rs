@@ -37,6 +37,14 @@ fn journal_with(dir: &tempfile::TempDir, name: &str, n: u64) -> (PathBuf, Vec<Re
     (path, records)
 }
 
+/// A journal of five records, as bytes; where its last record starts; and a path beside
+/// it (named `copy`) for the damaged copies a test writes.
+fn five_records_and_a_copy(dir: &tempfile::TempDir, copy: &str) -> (Vec<u8>, usize, PathBuf) {
+    let (path, records) = journal_with(dir, "full.journal", 5);
+    let full = fs::read(&path).unwrap();
+    (full, records[4].offset as usize, journal_path(dir, copy))
+}
+
 fn assert_records(records: &[Record], n: u64) {
     assert_eq!(records.len() as u64, n);
     for (i, record) in (1..).zip(records) {
@@ -103,12 +111,9 @@ fn reopen_continues_the_sequence() {
 #[test]
 fn torn_tail_at_every_byte_of_the_last_record_is_truncated() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, records) = journal_with(&dir, "full.journal", 5);
-    let full = fs::read(&path).unwrap();
-    let last_start = records[4].offset as usize;
+    let (full, last_start, cut_path) = five_records_and_a_copy(&dir, "cut.journal");
     let last_len = full.len() - last_start;
     assert!(last_len > FRAME_HEADER_LEN);
-    let cut_path = journal_path(&dir, "cut.journal");
     for kept in 1..last_len {
         write_bytes(&cut_path, &full[..last_start + kept]);
         let (mut journal, replayed) = Journal::open(&cut_path).unwrap();
@@ -132,10 +137,7 @@ fn torn_tail_at_every_byte_of_the_last_record_is_truncated() {
 #[test]
 fn flipped_byte_in_the_last_record_is_a_torn_tail() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, records) = journal_with(&dir, "full.journal", 5);
-    let full = fs::read(&path).unwrap();
-    let last_start = records[4].offset as usize;
-    let bad_path = journal_path(&dir, "bad.journal");
+    let (full, last_start, bad_path) = five_records_and_a_copy(&dir, "bad.journal");
     for at in last_start..full.len() {
         let mut bytes = full.clone();
         bytes[at] ^= 0x5a;
@@ -508,10 +510,7 @@ fn zeros_written_ahead_are_free_space_that_appends_overwrite() {
 fn a_record_cut_in_zeroed_space_is_a_torn_tail() {
     // A crash while writing into zeros leaves the first bytes of the record, then zeros.
     let dir = tempfile::tempdir().unwrap();
-    let (path, records) = journal_with(&dir, "full.journal", 5);
-    let full = fs::read(&path).unwrap();
-    let last_start = records[4].offset as usize;
-    let cut_path = journal_path(&dir, "cut.journal");
+    let (full, last_start, cut_path) = five_records_and_a_copy(&dir, "cut.journal");
     for kept in 0..full.len() - last_start {
         let mut bytes = full[..last_start + kept].to_vec();
         bytes.resize(full.len() + 1024, 0);
