@@ -125,11 +125,18 @@ fn the_bets_bench_goes_through_every_kind_of_wallet_and_checks_the_money() {
                 && stdout.contains("totals and all 30 balances check"),
             "{wallet}: {text}"
         );
-        // The table and its wallet run on threads of their own, told apart from the load.
+        // The table and its wallet run on threads of their own, told apart from the load,
+        // and a wallet's server (elsewhere in production) from the table's side.
         assert!(
             stdout.contains("server-rt ")
                 && stdout.contains("bench-load ")
-                && stdout.contains("µs a bet, the rest the bench's players"),
+                && stdout.contains("the rest the bench's players"),
+            "{wallet}: {text}"
+        );
+        assert_eq!(
+            stdout.contains("wallet-server ")
+                && stdout.contains("of them the wallet's server and its store"),
+            matches!(wallet, "grpc" | "seamless"),
             "{wallet}: {text}"
         );
         // Each debit is its own durable commit, or shares one with others: never none.

@@ -163,7 +163,14 @@ pub(super) async fn bench_bets(
     let elapsed = started.elapsed();
     let cpu_after = thread_cpu()?;
     let cpu = cpu_per(&cpu_before, &cpu_after, count, "bet");
-    let server_cpu = server_cpu_per_bet(&cpu_before, &cpu_after, count);
+    let server_cpu = server_cpu_per_bet(&cpu_before, &cpu_after, count, |_| true);
+    let wallet_server_cpu = match wallet {
+        BenchWallet::Grpc | BenchWallet::Seamless => format!(
+            " ({:.1} of them the wallet's server and its store, elsewhere in production)",
+            server_cpu_per_bet(&cpu_before, &cpu_after, count, |kind| wallet.serves(kind))
+        ),
+        BenchWallet::Memory | BenchWallet::Embedded => String::new(),
+    };
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();
     let copied_after = hosted.wallet.checkpoint_stats();
@@ -239,7 +246,7 @@ pub(super) async fn bench_bets(
         "banco-bench bets: {players} players × {per_player} bets, {load}, \
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}, of which waiting for the wallet (each debit, from the table sending it to \
-         its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet, the rest the \
+         its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet{wallet_server_cpu}, the rest the \
          bench's players; {journal_commits} journal commits, {:.3} per bet, and {zeroings} fsyncs \
          of zeros written ahead{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
@@ -258,15 +265,17 @@ pub(super) async fn bench_bets(
 /// serves, but for the main thread, which only waits.
 const LOAD_THREAD: &str = "bench-load";
 
-/// The CPU time the server's threads spent between two [`thread_cpu`] readings, in µs a
-/// bet: what a table would need of a machine whose players are elsewhere.
+/// The CPU time the server's threads of the kinds `counted` spent between two
+/// [`thread_cpu`] readings, in µs a bet: what a table would need of a machine whose players
+/// are elsewhere.
 fn server_cpu_per_bet(
     before: &BTreeMap<String, Duration>,
     after: &BTreeMap<String, Duration>,
     bets: usize,
+    counted: impl Fn(&str) -> bool,
 ) -> f64 {
     let spent: Duration = cpu_spent(before, after)
-        .filter(|&(kind, _)| kind != LOAD_THREAD)
+        .filter(|&(kind, _)| kind != LOAD_THREAD && counted(kind))
         .map(|(_, t)| t)
         .sum();
     spent.as_secs_f64() * 1e6 / bets.max(1) as f64
@@ -420,7 +429,35 @@ mod tests {
             ("wallet-commit".to_owned(), ms(100)),
         ]);
         // 200 + 100 + 100 ms of the server's over 1,000 bets.
-        let per_bet = server_cpu_per_bet(&before, &after, 1_000);
+        let per_bet = server_cpu_per_bet(&before, &after, 1_000, |_| true);
         assert!((per_bet - 400.0).abs() < 1e-9, "{per_bet}");
+        // A store behind a server is the server's; in the process, the table's own.
+        let served = server_cpu_per_bet(&before, &after, 1_000, |k| BenchWallet::Grpc.serves(k));
+        assert!((served - 100.0).abs() < 1e-9, "{served}");
+        let embedded =
+            server_cpu_per_bet(&before, &after, 1_000, |k| BenchWallet::Embedded.serves(k));
+        assert!(embedded.abs() < 1e-9, "{embedded}");
+    }
+
+    #[test]
+    fn the_wallet_servers_threads_are_its_runtime_and_a_served_stores_writers() {
+        for wallet in [BenchWallet::Grpc, BenchWallet::Seamless] {
+            for thread in ["wallet-server", "wallet-commit", "wallet-checkpoi"] {
+                assert!(wallet.serves(thread), "{wallet:?}: {thread}");
+            }
+            let tables = [
+                "server-rt",
+                "grpc-io",
+                "journal-commit",
+                "bench-load",
+                "sqlx-sqlite-wor",
+            ];
+            for thread in tables {
+                assert!(!wallet.serves(thread), "{wallet:?}: {thread}");
+            }
+        }
+        for wallet in [BenchWallet::Memory, BenchWallet::Embedded] {
+            assert!(!wallet.serves("wallet-commit"), "{wallet:?}");
+        }
     }
 }

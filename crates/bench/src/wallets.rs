@@ -4,6 +4,11 @@
 //! (`seamless`: banco's own seamless server, standing in for a casino's). `memory` is a
 //! wallet with no disk, to see what the table costs alone. Every store is an SQLite file
 //! with `synchronous=FULL` in the bench's temporary folder: each answer durable first.
+//!
+//! A wallet's server (`banco wallet`, or the casino's seamless wallet it stands in for)
+//! would run on another machine. Here it shares the two cores, but runs on threads of its
+//! own ([`SERVER_THREAD`]), so the CPU figures tell the table's side of the exchange from
+//! the server's.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,6 +52,15 @@ impl BenchWallet {
         }
     }
 
+    /// Whether a kind of thread (as the CPU figures name them) is the wallet server's:
+    /// its runtime, and its store's writers when the store is behind a server. (SQLite's
+    /// readers are the table's side: the seamless adapter reads self-limits from banco's
+    /// store in the broadcaster; the servers answer debits through the writer.)
+    pub(crate) fn serves(self, thread: &str) -> bool {
+        let served = matches!(self, BenchWallet::Grpc | BenchWallet::Seamless);
+        thread == SERVER_THREAD || served && thread.starts_with("wallet-")
+    }
+
     /// Opens the wallet in `dir` and starts its server, if it has one.
     pub(crate) async fn start(self, issuer: &Issuer, dir: &Path) -> anyhow::Result<Running> {
         let (stop, stopping) = watch::channel(false);
@@ -57,6 +71,7 @@ impl BenchWallet {
                 cashier: memory,
                 store: None,
                 servers: Vec::new(),
+                runtime: None,
                 stop,
             });
         }
@@ -81,12 +96,17 @@ impl BenchWallet {
             wallet: String::new(),
             wallet_secret_file: None,
             wallet_ca: None,
+            // One broadcaster: its own store is every table's.
+            wallet_limits: "embedded".to_owned(),
+            wallet_limits_ca: None,
         };
         let mut servers = Vec::new();
+        let mut runtime = None;
         match self {
             BenchWallet::Memory | BenchWallet::Embedded => {}
             BenchWallet::Grpc => {
-                let listener = TcpListener::bind("127.0.0.1:0").await?;
+                let serving = runtime.insert(server_runtime()?);
+                let listener = loopback_listener()?;
                 reached.wallet = format!("grpc://{}", listener.local_addr()?);
                 let options = banco_wallet::grpc::ServeOptions {
                     verifier: Arc::new(issuer.verifier()),
@@ -95,21 +115,26 @@ impl BenchWallet {
                     tls: None,
                     metrics: None,
                 };
-                servers.push(tokio::spawn(async move {
+                servers.push(serving.spawn(async move {
+                    let listener = TcpListener::from_std(listener)
+                        .expect("a listener made non-blocking, in the runtime that serves it");
                     if let Err(e) = banco_wallet::grpc::serve(listener, options, stopped()).await {
                         tracing::error!(error = %e, "bench: the wallet's server stopped");
                     }
                 }));
             }
             BenchWallet::Seamless => {
-                let listener = TcpListener::bind("127.0.0.1:0").await?;
+                let serving = runtime.insert(server_runtime()?);
+                let listener = loopback_listener()?;
                 reached.wallet = format!("seamless+http://{}/", listener.local_addr()?);
                 let secret_file = dir.join("seamless.secret");
                 write_secret(&secret_file)?;
                 let secret = SeamlessSecret::from_file(&secret_file)?;
                 reached.wallet_secret_file = Some(secret_file);
                 let served: Arc<dyn Wallet> = store.clone();
-                servers.push(tokio::spawn(async move {
+                servers.push(serving.spawn(async move {
+                    let listener = TcpListener::from_std(listener)
+                        .expect("a listener made non-blocking, in the runtime that serves it");
                     let served = banco_wallet::seamless::serve(listener, served, secret, stopped());
                     if let Err(e) = served.await {
                         tracing::error!(error = %e, "bench: the seamless server stopped");
@@ -129,6 +154,7 @@ impl BenchWallet {
             cashier: store.clone(),
             store: Some(store),
             servers,
+            runtime,
             stop,
         })
     }
@@ -158,7 +184,56 @@ pub(crate) struct Running {
     pub(crate) cashier: Arc<dyn Cashier>,
     store: Option<Arc<Store>>,
     servers: Vec<JoinHandle<()>>,
+    /// Where the wallet's server runs, if it has one.
+    runtime: Option<ServerRuntime>,
     stop: watch::Sender<bool>,
+}
+
+/// The threads a wallet's server runs on: what `banco wallet` or a casino's wallet would
+/// spend, apart from the table's.
+const SERVER_THREAD: &str = "wallet-server";
+
+/// A runtime of its own for the wallet's server: one worker, as the other side of a network
+/// would add at most one core's worth of waiting here.
+fn server_runtime() -> anyhow::Result<ServerRuntime> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(SERVER_THREAD)
+        .enable_all()
+        .build()
+        .context("could not start the wallet server's runtime")?;
+    Ok(ServerRuntime(Some(runtime)))
+}
+
+/// The wallet server's runtime, dropped without blocking: it is dropped where the bench's
+/// other runtime runs, which must not block.
+struct ServerRuntime(Option<tokio::runtime::Runtime>);
+
+impl ServerRuntime {
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
+        self.0
+            .as_ref()
+            .expect("the runtime is only taken when dropped")
+            .spawn(task)
+    }
+}
+
+impl Drop for ServerRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A listener on a free loopback port, to be served by another runtime than this one.
+fn loopback_listener() -> anyhow::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .context("could not listen on a loopback port")?;
+    listener
+        .set_nonblocking(true)
+        .context("could not make the wallet server's listener non-blocking")?;
+    Ok(listener)
 }
 
 impl Running {
@@ -186,5 +261,6 @@ impl Running {
         for server in self.servers {
             let _ = server.await;
         }
+        drop(self.runtime);
     }
 }
