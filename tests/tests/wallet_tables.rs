@@ -10,12 +10,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use banco::clients::player::bets_to_pb;
-use banco_e2e::clients::{Cmd, Croupier, all_accepted, player_client, refusals};
+use banco_e2e::clients::{Authed, Cmd, Croupier, all_accepted, player_client, refusals};
 use banco_e2e::procs::{
     BroadcasterSetup, Keys, Service, cashier_deposit, start_validator, start_wallet,
 };
 use banco_rules::BetKind;
 use banco_wire::pb;
+use banco_wire::pb::player_service_client::PlayerServiceClient;
 use tonic::transport::{Channel, Endpoint};
 
 async fn connect(url: &str) -> Channel {
@@ -153,7 +154,15 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
     cashier_deposit(keys, rig.dir.path(), &rig.wallet, "bob", "100.00");
     let mut bob_a = player_client(connect(&a.url()).await, &bob);
     let mut bob_b = player_client(connect(&b.url()).await, &bob);
-    let limit = bob_a
+    one_self_limit_at_both(&mut bob_a, &mut bob_b, &round_b).await;
+}
+
+type PlayerClient = PlayerServiceClient<Authed>;
+
+/// A self-limit of €20.00 lowered at T01 (at once), then at T02 a bet of €25.00 refused for
+/// it and one of €20.00 taken from the €100.00 there was.
+async fn one_self_limit_at_both(at_a: &mut PlayerClient, at_b: &mut PlayerClient, round_b: &str) {
+    let limit = at_a
         .set_self_limit(pb::SetSelfLimitRequest {
             max_bet_minor: 2_000,
         })
@@ -161,19 +170,114 @@ async fn one_balance_and_one_self_limit_across_two_broadcasters() {
         .unwrap()
         .into_inner();
     assert_eq!(limit.max_bet_minor, 2_000);
-    let over = bob_b
-        .place_bets(place("T02", &round_b, BetKind::Banker, 2_500, "k1"))
+    let place = |amount, key: &str| pb::PlaceBetsRequest {
+        table_id: "T02".to_owned(),
+        round_id: round_b.to_owned(),
+        bets: bets_to_pb(&[(BetKind::Banker, amount)]),
+        idempotency_key: key.to_owned(),
+    };
+    let over = at_b
+        .place_bets(place(2_500, "k1"))
         .await
         .unwrap()
         .into_inner();
-    assert!(!all_accepted(&over), "{over:?}");
-    let within = bob_b
-        .place_bets(place("T02", &round_b, BetKind::Banker, 2_000, "k2"))
+    assert_eq!(
+        refusal_code(&over),
+        [pb::RefusalCode::SelfLimit],
+        "{over:?}"
+    );
+    let within = at_b
+        .place_bets(place(2_000, "k2"))
         .await
         .unwrap()
         .into_inner();
     assert!(all_accepted(&within), "{within:?}");
-    assert_eq!(balance(within.balance.unwrap()), 8_000);
+    assert_eq!(within.balance.unwrap().available_minor, 8_000);
+}
+
+/// The money a casino's own (seamless) wallet, the self-limits banco's: two broadcasters
+/// told to keep them in one `banco wallet` (`--wallet-limits grpc://…`) hold one self-limit
+/// at both tables, set at one and refused at the other. (Each broadcaster's own store, the
+/// default, would hold it at its own tables only: the broadcaster warns of it.) A flag of
+/// the seamless wallet given for another wallet is refused, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_self_limit_across_two_broadcasters_of_a_seamless_wallet() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::generate(&dir.path().join("keys"));
+    let validator = start_validator(&keys);
+    let secret = dir.path().join("seamless.secret");
+    std::fs::write(
+        &secret,
+        "a secret shared with the casino, 32 bytes or more\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    // banco's own wallet standing in for the casino's (the seamless listener), and the
+    // same process's gRPC service holding the self-limits.
+    let mut command = banco_e2e::banco();
+    command
+        .args(["wallet", "--listen", "127.0.0.1:0", "--db"])
+        .arg(format!(
+            "sqlite://{}",
+            dir.path().join("wallet.db").display()
+        ))
+        .arg("--public-key")
+        .arg(keys.public_key())
+        .args(["--seamless-listen", "127.0.0.1:0", "--seamless-secret-file"])
+        .arg(&secret);
+    let (wallet, seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
+    cashier_deposit(&keys, dir.path(), &wallet, "bob", "100.00");
+    let flags = || {
+        vec![
+            "--wallet".to_owned(),
+            format!("seamless+http://{}/", seamless[0]),
+            "--wallet-secret-file".to_owned(),
+            secret.display().to_string(),
+            "--wallet-limits".to_owned(),
+            format!("grpc://{}", wallet.addr()),
+            "--no-clips".to_owned(),
+        ]
+    };
+    let mut tables = Vec::new();
+    for table in ["T01", "T02"] {
+        let mut setup = BroadcasterSetup::new(&keys, &validator, &dir.path().join(table));
+        setup.table = table.to_owned();
+        setup.extra_args.extend(flags());
+        tables.push(setup.start());
+    }
+    let token = keys.issue("croupier", "dealer", "1h");
+    let mut croupier_b = Croupier::new(connect(&tables[1].url()).await, &token, "T02", "b");
+    let round_b = open_round(&mut croupier_b).await;
+
+    let bob = keys.issue("player", "bob", "1h");
+    let mut at_a = player_client(connect(&tables[0].url()).await, &bob);
+    let mut at_b = player_client(connect(&tables[1].url()).await, &bob);
+    // The casino's balance, at both tables.
+    for client in [&mut at_a, &mut at_b] {
+        let got = client.get_balance(pb::GetBalanceRequest {}).await.unwrap();
+        assert_eq!(got.into_inner().available_minor, 10_000);
+    }
+    // Lowered at T01, it holds at T02.
+    one_self_limit_at_both(&mut at_a, &mut at_b, &round_b).await;
+
+    // `--wallet-limits` means nothing to a wallet that keeps self-limits itself.
+    let mut wrong = BroadcasterSetup::new(&keys, &validator, &dir.path().join("wrong"));
+    wrong.extra_args.extend([
+        "--wallet".to_owned(),
+        format!("grpc://{}", wallet.addr()),
+        "--wallet-limits".to_owned(),
+        format!("grpc://{}", wallet.addr()),
+    ]);
+    let (status, stderr) = exits(&wrong.args());
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--wallet-limits is for a seamless wallet"),
+        "{stderr}"
+    );
 }
 
 /// One player, €50.00 in the wallet, and ten bets of €20.00 sent at the same instant, five

@@ -27,6 +27,16 @@ pub struct WalletArgs {
     /// seamless+https; without it, the public CAs for seamless).
     #[arg(long, value_name = "PEM")]
     pub wallet_ca: Option<PathBuf>,
+    /// Where players' self-limits are kept when the money is a casino's own (`--wallet
+    /// seamless+…`): `embedded` (`<data-dir>/wallet.db`, the default: this broadcaster's
+    /// tables only), `sqlite://PATH`, `postgres://…`, or `grpc://HOST:PORT` / `grpcs://…`
+    /// (`banco wallet`). Broadcasters serving one casino must all name the same store, so
+    /// that a self-limit holds at every table.
+    #[arg(long, value_name = "STORE", default_value = "embedded")]
+    pub wallet_limits: String,
+    /// PEM CA certificate(s) that signed `--wallet-limits grpcs://…`'s certificate.
+    #[arg(long, value_name = "PEM")]
+    pub wallet_limits_ca: Option<PathBuf>,
 }
 
 /// The wallet, and the cashier of the welcome credit when this wallet has one.
@@ -50,8 +60,18 @@ impl WalletArgs {
     /// `token`: the broadcaster's own (role service), for `banco wallet`.
     pub async fn open(&self, data_dir: &Path, token: &str) -> anyhow::Result<TableWallet> {
         let url = self.wallet.as_str();
-        if self.wallet_secret_file.is_some() && !url.starts_with("seamless+") {
-            bail!("--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)");
+        if !url.starts_with("seamless+") {
+            if self.wallet_secret_file.is_some() {
+                bail!(
+                    "--wallet-secret-file is for a seamless wallet (--wallet seamless+https://…)"
+                );
+            }
+            if self.wallet_limits != "embedded" || self.wallet_limits_ca.is_some() {
+                bail!(
+                    "--wallet-limits is for a seamless wallet (--wallet seamless+https://…): \
+                     `--wallet {url}` keeps self-limits itself"
+                );
+            }
         }
         let database = match url {
             "embedded" => Some(embedded_url(data_dir)),
@@ -79,22 +99,64 @@ impl WalletArgs {
             let endpoint = Endpoint::parse(url, self.wallet_ca.as_deref())
                 .with_context(|| format!("--wallet {url}"))?;
             // Self-limits are banco's, kept in its own store beside the casino's wallet.
-            let local = open_store(&embedded_url(data_dir)).await?;
+            let (local, limits) = self.limits_store(data_dir, token).await?;
             let wallet = SeamlessWallet::new(endpoint, secret, local, SeamlessConfig::default());
             return Ok(TableWallet {
                 wallet: Arc::new(wallet),
                 // The casino's money is the casino's: banco deposits nothing there.
                 cashier: None,
-                described: format!("seamless ({url})"),
+                described: format!("seamless ({url}), self-limits in {limits}"),
             });
         }
         if url.starts_with("grpc://") || url.starts_with("grpcs://") {
-            return grpc(url, self.wallet_ca.as_deref(), token);
+            let wallet = grpc(url, self.wallet_ca.as_deref(), token, "--wallet")?;
+            return Ok(TableWallet {
+                wallet: Arc::new(wallet),
+                // The broadcaster's service token may not deposit: `banco cashier` does.
+                cashier: None,
+                described: format!("banco wallet ({url})"),
+            });
         }
         bail!(
             "--wallet {url}: not a wallet; use `embedded`, `sqlite://PATH`, `postgres://…`, \
              `grpc://HOST:PORT`, `grpcs://HOST:PORT` or `seamless+https://…`"
         )
+    }
+
+    /// The store of a seamless wallet's self-limits (`--wallet-limits`), and where it is, in
+    /// words.
+    async fn limits_store(
+        &self,
+        data_dir: &Path,
+        token: &str,
+    ) -> anyhow::Result<(Arc<dyn Wallet>, String)> {
+        let url = self.wallet_limits.as_str();
+        let grpc_store = url.starts_with("grpc://") || url.starts_with("grpcs://");
+        if self.wallet_limits_ca.is_some() && !url.starts_with("grpcs://") {
+            bail!("--wallet-limits-ca is for `--wallet-limits grpcs://…`, not `{url}`");
+        }
+        if grpc_store {
+            let ca = self.wallet_limits_ca.as_deref();
+            let wallet = grpc(url, ca, token, "--wallet-limits")?;
+            return Ok((Arc::new(wallet), format!("banco wallet ({url})")));
+        }
+        let database = match url {
+            "embedded" => embedded_url(data_dir),
+            _ if url.starts_with("sqlite:") || url.starts_with("postgres") => url.to_owned(),
+            _ => bail!(
+                "--wallet-limits {url}: not a store of self-limits; use `embedded`, \
+                 `sqlite://PATH`, `postgres://…`, `grpc://HOST:PORT` or `grpcs://HOST:PORT`"
+            ),
+        };
+        if url == "embedded" {
+            tracing::warn!(
+                "self-limits are kept in this broadcaster's own store ({}): they hold at its \
+                 tables only; give every broadcaster of this casino the same --wallet-limits",
+                redacted(&database)
+            );
+        }
+        let store = open_store(&database).await?;
+        Ok((store, redacted(&database)))
     }
 }
 
@@ -123,22 +185,18 @@ fn redacted(url: &str) -> String {
     }
 }
 
-fn grpc(url: &str, ca: Option<&Path>, token: &str) -> anyhow::Result<TableWallet> {
+/// `banco wallet` at `url`, named in errors by the `flag` that gave it (its CA flag is that
+/// flag's `-ca`).
+fn grpc(url: &str, ca: Option<&Path>, token: &str, flag: &str) -> anyhow::Result<GrpcWallet> {
     let tls = ca
         .map(|pem| {
             banco_auth::ClientTls::from_ca_pem_file(pem)
-                .with_context(|| format!("--wallet-ca {}", pem.display()))
+                .with_context(|| format!("{flag}-ca {}", pem.display()))
         })
         .transpose()?;
     let token = banco_auth::BearerToken::new(token.trim()).context("--service-token-file")?;
-    let wallet = GrpcWallet::connect(url, tls.as_ref(), token, GrpcWalletOptions::default())
-        .with_context(|| format!("--wallet {url}"))?;
-    Ok(TableWallet {
-        wallet: Arc::new(wallet),
-        // The broadcaster's service token may not deposit: `banco cashier` does.
-        cashier: None,
-        described: format!("banco wallet ({url})"),
-    })
+    GrpcWallet::connect(url, tls.as_ref(), token, GrpcWalletOptions::default())
+        .with_context(|| format!("{flag} {url}"))
 }
 
 #[cfg(test)]
