@@ -132,8 +132,9 @@ pub(super) async fn bench_bets(
     ))
     .await?;
     let commits_before = handle.commit_stats();
-    // The longest commit and the wallet's waits printed are the timed bets', not the
+    // The longest commits and the wallet's waits printed are the timed bets', not the
     // warm-up's.
+    handle.restart_longest_commit();
     hosted.wallet.restart_commit_maxima();
     hosted.wallet.wallet.take_waits();
     let wallet_before = hosted.wallet.commit_stats();
@@ -247,7 +248,7 @@ pub(super) async fn bench_bets(
          through the {}: {count} timed bets (after {} warm-up) in {:.3} s: {:.0} bets/s; ack \
          latency {}, of which waiting for the wallet (each debit, from the table sending it to \
          its answer) {}; {cpu}: the server's threads {server_cpu:.1} µs a bet{wallet_server_cpu}, the rest the \
-         bench's players; {journal_commits} journal commits, {:.3} per bet, and {zeroings} fsyncs \
+         bench's players; {journal_commits} journal commits, {:.3} per bet, the longest {:.1} ms, and {zeroings} fsyncs \
          of zeros written ahead{wallet_commits}{wallet_copies}; totals and all {players} balances check",
         wallet.describe(),
         warm.len(),
@@ -256,6 +257,7 @@ pub(super) async fn bench_bets(
         percentiles(&mut latencies),
         percentiles(&mut waits),
         journal_commits as f64 / count.max(1) as f64,
+        commits_after.longest.as_secs_f64() * 1e3,
     );
     Ok(())
 }

@@ -402,6 +402,12 @@ fn group_commit_under_64_concurrent_tasks() {
         "group commit: {} records in {} fsyncs",
         stats.records, stats.commits
     );
+    // Each commit wrote and fsynced: the longest took some time, and counts again from
+    // nothing when restarted.
+    assert!(stats.longest > std::time::Duration::ZERO, "{stats:?}");
+    let reader = committer.stats_reader();
+    reader.restart_longest();
+    assert_eq!(reader.read().longest, std::time::Duration::ZERO);
 
     let journal = committer.shutdown().unwrap();
     assert_eq!(journal.last_seq(), total);

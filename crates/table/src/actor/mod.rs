@@ -408,6 +408,11 @@ impl TableHandle {
         self.stats.read()
     }
 
+    /// The journal's longest commit ([`CommitStats::longest`]) counts from now on.
+    pub fn restart_longest_commit(&self) {
+        self.stats.restart_longest();
+    }
+
     async fn ask<T>(&self, request: impl FnOnce(Reply<T>) -> Request) -> Result<T, ActorError> {
         let (reply, answer) = oneshot::channel();
         self.requests

@@ -65,6 +65,9 @@ pub struct CommitStats {
     pub failed_commits: u64,
     /// Times zeros were written ahead of the records, each with an fsync of its own.
     pub zeroings: u64,
+    /// The longest a commit took to write and fsync its batch (every record of it waited
+    /// that long); since the committer started, or since [`StatsReader::restart_longest`].
+    pub longest: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -73,6 +76,7 @@ struct SharedStats {
     records: AtomicU64,
     failed_commits: AtomicU64,
     zeroings: AtomicU64,
+    longest_ns: AtomicU64,
 }
 
 type Reply = oneshot::Sender<Result<u64, JournalError>>;
@@ -160,6 +164,11 @@ impl StatsReader {
     pub fn read(&self) -> CommitStats {
         self.0.snapshot()
     }
+
+    /// [`CommitStats::longest`] counts from now on.
+    pub fn restart_longest(&self) {
+        self.0.longest_ns.store(0, Ordering::Relaxed);
+    }
 }
 
 impl SharedStats {
@@ -169,6 +178,7 @@ impl SharedStats {
             records: self.records.load(Ordering::Relaxed),
             failed_commits: self.failed_commits.load(Ordering::Relaxed),
             zeroings: self.zeroings.load(Ordering::Relaxed),
+            longest: Duration::from_nanos(self.longest_ns.load(Ordering::Relaxed)),
         }
     }
 }
@@ -279,9 +289,12 @@ fn run(
         drop(payloads);
         match result {
             Ok(seqs) => {
+                let took = started.elapsed();
                 if let Some(metrics) = metrics {
-                    metrics.committed(batch.len(), bytes, started.elapsed());
+                    metrics.committed(batch.len(), bytes, took);
                 }
+                let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+                stats.longest_ns.fetch_max(nanos, Ordering::Relaxed);
                 stats.commits.fetch_add(1, Ordering::Relaxed);
                 stats
                     .records
