@@ -196,8 +196,9 @@ async fn one_self_limit_at_both(at_a: &mut PlayerClient, at_b: &mut PlayerClient
 }
 
 /// The money a casino's own (seamless) wallet, the self-limits banco's: two broadcasters
-/// told to keep them in one `banco wallet` (`--wallet-limits grpc://…`) hold one self-limit
-/// at both tables, set at one and refused at the other. (Each broadcaster's own store, the
+/// told to keep them in one `banco wallet` (`--wallet-limits grpc://…`, a store that holds
+/// no money of the player's) hold one self-limit at both tables, set at one and refused at
+/// the other. (Each broadcaster's own store, the
 /// default, would hold it at its own tables only: the broadcaster warns of it.) A flag of
 /// the seamless wallet given for another wallet is refused, naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,21 +217,23 @@ async fn one_self_limit_across_two_broadcasters_of_a_seamless_wallet() {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    // banco's own wallet standing in for the casino's (the seamless listener), and the
-    // same process's gRPC service holding the self-limits.
+    // banco's own wallet standing in for the casino's (the seamless listener), holding the
+    // money; a second `banco wallet`, which has never seen the player, the self-limits.
     let mut command = banco_e2e::banco();
     command
         .args(["wallet", "--listen", "127.0.0.1:0", "--db"])
         .arg(format!(
             "sqlite://{}",
-            dir.path().join("wallet.db").display()
+            dir.path().join("casino.db").display()
         ))
         .arg("--public-key")
         .arg(keys.public_key())
         .args(["--seamless-listen", "127.0.0.1:0", "--seamless-secret-file"])
         .arg(&secret);
-    let (wallet, seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
-    cashier_deposit(&keys, dir.path(), &wallet, "bob", "100.00");
+    let (casino, seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
+    cashier_deposit(&keys, dir.path(), &casino, "bob", "100.00");
+    let limits_db = format!("sqlite://{}", dir.path().join("limits.db").display());
+    let limits = start_wallet(&keys, &limits_db);
     let flags = || {
         vec![
             "--wallet".to_owned(),
@@ -238,7 +241,7 @@ async fn one_self_limit_across_two_broadcasters_of_a_seamless_wallet() {
             "--wallet-secret-file".to_owned(),
             secret.display().to_string(),
             "--wallet-limits".to_owned(),
-            format!("grpc://{}", wallet.addr()),
+            format!("grpc://{}", limits.addr()),
             "--no-clips".to_owned(),
         ]
     };
@@ -268,9 +271,9 @@ async fn one_self_limit_across_two_broadcasters_of_a_seamless_wallet() {
     let mut wrong = BroadcasterSetup::new(&keys, &validator, &dir.path().join("wrong"));
     wrong.extra_args.extend([
         "--wallet".to_owned(),
-        format!("grpc://{}", wallet.addr()),
+        format!("grpc://{}", casino.addr()),
         "--wallet-limits".to_owned(),
-        format!("grpc://{}", wallet.addr()),
+        format!("grpc://{}", limits.addr()),
     ]);
     let (status, stderr) = exits(&wrong.args());
     assert!(!status.success(), "{stderr}");

@@ -96,7 +96,6 @@ impl BenchWallet {
             wallet: String::new(),
             wallet_secret_file: None,
             wallet_ca: None,
-            // One broadcaster: its own store is every table's.
             wallet_limits: "embedded".to_owned(),
             wallet_limits_ca: None,
         };
@@ -131,6 +130,9 @@ impl BenchWallet {
                 write_secret(&secret_file)?;
                 let secret = SeamlessSecret::from_file(&secret_file)?;
                 reached.wallet_secret_file = Some(secret_file);
+                // One broadcaster: its own store is every table's (named, as `embedded`
+                // would have it warn that no other broadcaster shares it).
+                reached.wallet_limits = embedded_url(dir);
                 let served: Arc<dyn Wallet> = store.clone();
                 servers.push(serving.spawn(async move {
                     let listener = TcpListener::from_std(listener)
