@@ -434,18 +434,50 @@ impl BroadcasterSetup {
 /// `banco wallet` on the database `db` (`sqlite://PATH`, made if new, or `postgres://…`),
 /// on a free loopback port.
 pub fn start_wallet(keys: &Keys, db: &str) -> Service {
-    Service::start(
-        "wallet",
-        &[
-            "wallet".into(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-            "--db".into(),
-            db.into(),
-            "--public-key".into(),
-            keys.public_key().into(),
-        ],
-    )
+    Service::start("wallet", &wallet_args(keys, db))
+}
+
+/// [`start_wallet`], also serving the seamless protocol (signed with the secret in
+/// `secret_file`) on a free loopback port: the wallet, and the seamless listener's address.
+pub fn start_seamless_wallet(keys: &Keys, db: &str, secret_file: &Path) -> (Service, String) {
+    let mut command = banco();
+    command
+        .args(wallet_args(keys, db))
+        .args(["--seamless-listen", "127.0.0.1:0", "--seamless-secret-file"])
+        .arg(secret_file);
+    let (wallet, mut seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
+    let addr = seamless.pop().expect("one seamless address was waited for");
+    (wallet, addr)
+}
+
+fn wallet_args(keys: &Keys, db: &str) -> Vec<std::ffi::OsString> {
+    vec![
+        "wallet".into(),
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+        "--db".into(),
+        db.into(),
+        "--public-key".into(),
+        keys.public_key().into(),
+    ]
+}
+
+/// The seamless protocol's shared secret of the tests.
+pub const SEAMLESS_SECRET: &str = "a secret shared with the casino, 32 bytes or more";
+
+/// [`SEAMLESS_SECRET`] in `dir/wallet.secret`, readable by its owner only (as banco
+/// requires of a secret file); its path.
+pub fn seamless_secret_file(dir: &Path) -> PathBuf {
+    let path = dir.join("wallet.secret");
+    std::fs::write(&path, format!("{SEAMLESS_SECRET}\n"))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    path
 }
 
 /// `banco cashier deposit <player> <amount>` at `wallet`, as desk `desk-1`; the token

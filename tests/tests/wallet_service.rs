@@ -17,7 +17,10 @@ use std::time::Duration;
 use banco_auth::Role;
 use banco_e2e::archive::ArchiveDb;
 use banco_e2e::banco;
-use banco_e2e::procs::{Keys, Service, bearer};
+use banco_e2e::procs::{
+    Keys, SEAMLESS_SECRET, Service, bearer, seamless_secret_file, start_seamless_wallet,
+    start_wallet,
+};
 use banco_wallet::MemoryWallet;
 use banco_wallet::Wallet;
 use banco_wallet::grpc::{GrpcWallet, GrpcWalletOptions};
@@ -26,25 +29,12 @@ use banco_wallet::seamless::memory::ForgetsEarlyCancels;
 use banco_wallet::{Cash, Cashier as _, Debit, TxId, WalletError};
 use tokio::sync::oneshot;
 
-const SECRET: &str = "a secret shared with the casino, 32 bytes or more";
-
-fn secret_file(dir: &Path) -> PathBuf {
-    let path = dir.join("wallet.secret");
-    std::fs::write(&path, format!("{SECRET}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    path
-}
-
 /// `wallet` served on a loopback port until the sender is dropped; its URL.
 async fn serve(wallet: Arc<dyn Wallet>) -> (String, oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let (stop, stopped) = oneshot::channel::<()>();
-    let secret = SeamlessSecret::new(SECRET.as_bytes()).unwrap();
+    let secret = SeamlessSecret::new(SEAMLESS_SECRET.as_bytes()).unwrap();
     tokio::spawn(banco_wallet::seamless::serve(
         listener,
         wallet,
@@ -71,7 +61,7 @@ async fn conformance(args: Vec<String>) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_passes_against_banco_s_server_and_names_a_wrong_one_s_fault() {
     let dir = tempfile::tempdir().unwrap();
-    let secret = secret_file(dir.path()).display().to_string();
+    let secret = seamless_secret_file(dir.path()).display().to_string();
 
     let wallet = Arc::new(MemoryWallet::new());
     wallet
@@ -135,9 +125,9 @@ async fn conformance_passes_against_banco_s_server_and_names_a_wrong_one_s_fault
 #[tokio::test]
 async fn bad_arguments_are_refused_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
-    let secret = secret_file(dir.path()).display().to_string();
+    let secret = seamless_secret_file(dir.path()).display().to_string();
     let exposed = dir.path().join("exposed.secret");
-    std::fs::write(&exposed, SECRET).unwrap();
+    std::fs::write(&exposed, SEAMLESS_SECRET).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -186,20 +176,6 @@ fn databases(dir: &Path, name: &str) -> Vec<ArchiveDb> {
     dbs
 }
 
-fn wallet_args(keys: &Keys, db: &ArchiveDb, extra: &[&str]) -> Vec<std::ffi::OsString> {
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "wallet".into(),
-        "--listen".into(),
-        "127.0.0.1:0".into(),
-        "--db".into(),
-        db.url().into(),
-        "--public-key".into(),
-        keys.public_key().into(),
-    ];
-    args.extend(extra.iter().map(Into::into));
-    args
-}
-
 fn token_file(dir: &Path, keys: &Keys, role: &str) -> PathBuf {
     let path = dir.join(format!("{role}.token"));
     std::fs::write(&path, keys.issue(role, &format!("{role}-1"), "1h")).unwrap();
@@ -228,7 +204,7 @@ fn the_cashier_pays_in_and_out_once_per_key_and_other_roles_are_refused() {
     let desk = token_file(dir.path(), &keys, "cashier");
     let table = token_file(dir.path(), &keys, "service");
     for db in databases(dir.path(), "cashier") {
-        let wallet = Service::start("wallet", &wallet_args(&keys, &db, &[]));
+        let wallet = start_wallet(&keys, &db.url());
         let backend = db.backend();
 
         // A fresh key is printed before the deposit is sent; a retry with it moves nothing.
@@ -360,7 +336,7 @@ async fn a_killed_wallet_keeps_every_acknowledged_debit_and_no_other_twice() {
     ));
     for db in databases(dir.path(), "killed") {
         let backend = db.backend();
-        let mut wallet = Service::start("wallet", &wallet_args(&keys, &db, &[]));
+        let mut wallet = start_wallet(&keys, &db.url());
         let url = format!("grpc://{}", wallet.addr());
         let options = GrpcWalletOptions::default();
         let table = GrpcWallet::connect(&url, None, service.clone(), options).unwrap();
@@ -412,7 +388,7 @@ async fn a_killed_wallet_keeps_every_acknowledged_debit_and_no_other_twice() {
 
         // Restarted on the same database: every acknowledged debit is there (a retry gets
         // its first answer again), and a retry of every other moves its money once.
-        let wallet = Service::start("wallet", &wallet_args(&keys, &db, &[]));
+        let wallet = start_wallet(&keys, &db.url());
         let url = format!("grpc://{}", wallet.addr());
         let table = GrpcWallet::connect(&url, None, service.clone(), options).unwrap();
         for (i, receipt) in &acknowledged {
@@ -460,26 +436,15 @@ async fn a_killed_wallet_keeps_every_acknowledged_debit_and_no_other_twice() {
 async fn banco_s_own_wallet_over_the_seamless_protocol_passes_conformance() {
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::generate(&dir.path().join("keys"));
-    let secret = secret_file(dir.path()).display().to_string();
+    let secret_path = seamless_secret_file(dir.path());
+    let secret = secret_path.display().to_string();
     let desk = token_file(dir.path(), &keys, "cashier");
     for db in databases(dir.path(), "seamless") {
-        let args = wallet_args(
-            &keys,
-            &db,
-            &[
-                "--seamless-listen",
-                "127.0.0.1:0",
-                "--seamless-secret-file",
-                &secret,
-            ],
-        );
-        let mut command = banco();
-        command.args(&args);
-        let (mut wallet, seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
+        let (mut wallet, seamless) = start_seamless_wallet(&keys, &db.url(), &secret_path);
         let out = cashier(&wallet, &desk, &["deposit", "banco-conformance", "25.00"]);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let out = conformance(vec![
-            format!("http://{}/", seamless[0]),
+            format!("http://{seamless}/"),
             "--secret-file".to_owned(),
             secret.clone(),
         ])

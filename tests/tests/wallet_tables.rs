@@ -2,8 +2,10 @@
 //! wallet` (`--wallet grpc://…`), as real processes. Proves that a player's deposit at the
 //! cashier is their balance at both tables, that a bet at one table leaves less to bet at
 //! the other, that an overdraft across the two is refused with nothing taken, and that one
-//! self-limit, set at one table, holds at the other. And that a table whose journal was
-//! lost is not started again on a new one while the wallet holds its rounds.
+//! self-limit, set at one table, holds at the other; the same self-limit with a casino's
+//! own (seamless) wallet, the limits kept in one `banco wallet` (`--wallet-limits`). And
+//! that a table whose journal was lost is not started again on a new one while the wallet
+//! holds its rounds.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -12,7 +14,8 @@ use std::time::Duration;
 use banco::clients::player::bets_to_pb;
 use banco_e2e::clients::{Authed, Cmd, Croupier, all_accepted, player_client, refusals};
 use banco_e2e::procs::{
-    BroadcasterSetup, Keys, Service, cashier_deposit, start_validator, start_wallet,
+    BroadcasterSetup, Keys, Service, cashier_deposit, seamless_secret_file, start_seamless_wallet,
+    start_validator, start_wallet,
 };
 use banco_rules::BetKind;
 use banco_wire::pb;
@@ -198,46 +201,26 @@ async fn one_self_limit_at_both(at_a: &mut PlayerClient, at_b: &mut PlayerClient
 /// The money a casino's own (seamless) wallet, the self-limits banco's: two broadcasters
 /// told to keep them in one `banco wallet` (`--wallet-limits grpc://…`, a store that holds
 /// no money of the player's) hold one self-limit at both tables, set at one and refused at
-/// the other. (Each broadcaster's own store, the
-/// default, would hold it at its own tables only: the broadcaster warns of it.) A flag of
-/// the seamless wallet given for another wallet is refused, naming it.
+/// the other. (Each broadcaster's own store, the default, would hold it at its own tables
+/// only: the broadcaster warns of it.) A flag of the seamless wallet given for another
+/// wallet is refused, naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_self_limit_across_two_broadcasters_of_a_seamless_wallet() {
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::generate(&dir.path().join("keys"));
     let validator = start_validator(&keys);
-    let secret = dir.path().join("seamless.secret");
-    std::fs::write(
-        &secret,
-        "a secret shared with the casino, 32 bytes or more\n",
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
+    let secret = seamless_secret_file(dir.path());
     // banco's own wallet standing in for the casino's (the seamless listener), holding the
     // money; a second `banco wallet`, which has never seen the player, the self-limits.
-    let mut command = banco_e2e::banco();
-    command
-        .args(["wallet", "--listen", "127.0.0.1:0", "--db"])
-        .arg(format!(
-            "sqlite://{}",
-            dir.path().join("casino.db").display()
-        ))
-        .arg("--public-key")
-        .arg(keys.public_key())
-        .args(["--seamless-listen", "127.0.0.1:0", "--seamless-secret-file"])
-        .arg(&secret);
-    let (casino, seamless) = Service::spawn_listening("wallet", command, &["seamless"]);
+    let casino_db = format!("sqlite://{}", dir.path().join("casino.db").display());
+    let (casino, seamless) = start_seamless_wallet(&keys, &casino_db, &secret);
     cashier_deposit(&keys, dir.path(), &casino, "bob", "100.00");
     let limits_db = format!("sqlite://{}", dir.path().join("limits.db").display());
     let limits = start_wallet(&keys, &limits_db);
     let flags = || {
         vec![
             "--wallet".to_owned(),
-            format!("seamless+http://{}/", seamless[0]),
+            format!("seamless+http://{seamless}/"),
             "--wallet-secret-file".to_owned(),
             secret.display().to_string(),
             "--wallet-limits".to_owned(),

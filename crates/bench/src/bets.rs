@@ -165,12 +165,13 @@ pub(super) async fn bench_bets(
     let cpu_after = thread_cpu()?;
     let cpu = cpu_per(&cpu_before, &cpu_after, count, "bet");
     let server_cpu = server_cpu_per_bet(&cpu_before, &cpu_after, count, |_| true);
-    let wallet_server_cpu = match wallet {
-        BenchWallet::Grpc | BenchWallet::Seamless => format!(
+    let wallet_server_cpu = if wallet.has_server() {
+        format!(
             " ({:.1} of them the wallet's server and its store, elsewhere in production)",
             server_cpu_per_bet(&cpu_before, &cpu_after, count, |kind| wallet.serves(kind))
-        ),
-        BenchWallet::Memory | BenchWallet::Embedded => String::new(),
+        )
+    } else {
+        String::new()
     };
     let commits_after = handle.commit_stats();
     let wallet_after = hosted.wallet.commit_stats();

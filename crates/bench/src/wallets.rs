@@ -57,8 +57,12 @@ impl BenchWallet {
     /// readers are the table's side: the seamless adapter reads self-limits from banco's
     /// store in the broadcaster; the servers answer debits through the writer.)
     pub(crate) fn serves(self, thread: &str) -> bool {
-        let served = matches!(self, BenchWallet::Grpc | BenchWallet::Seamless);
-        thread == SERVER_THREAD || served && thread.starts_with("wallet-")
+        thread == SERVER_THREAD || self.has_server() && thread.starts_with("wallet-")
+    }
+
+    /// Whether the table reaches this wallet through a server of its own.
+    pub(crate) fn has_server(self) -> bool {
+        matches!(self, BenchWallet::Grpc | BenchWallet::Seamless)
     }
 
     /// Opens the wallet in `dir` and starts its server, if it has one.
@@ -114,9 +118,7 @@ impl BenchWallet {
                     tls: None,
                     metrics: None,
                 };
-                servers.push(serving.spawn(async move {
-                    let listener = TcpListener::from_std(listener)
-                        .expect("a listener made non-blocking, in the runtime that serves it");
+                servers.push(serving.serve(listener, move |listener| async move {
                     if let Err(e) = banco_wallet::grpc::serve(listener, options, stopped()).await {
                         tracing::error!(error = %e, "bench: the wallet's server stopped");
                     }
@@ -134,9 +136,7 @@ impl BenchWallet {
                 // would have it warn that no other broadcaster shares it).
                 reached.wallet_limits = embedded_url(dir);
                 let served: Arc<dyn Wallet> = store.clone();
-                servers.push(serving.spawn(async move {
-                    let listener = TcpListener::from_std(listener)
-                        .expect("a listener made non-blocking, in the runtime that serves it");
+                servers.push(serving.serve(listener, move |listener| async move {
                     let served = banco_wallet::seamless::serve(listener, served, secret, stopped());
                     if let Err(e) = served.await {
                         tracing::error!(error = %e, "bench: the seamless server stopped");
@@ -212,11 +212,23 @@ fn server_runtime() -> anyhow::Result<ServerRuntime> {
 struct ServerRuntime(Option<tokio::runtime::Runtime>);
 
 impl ServerRuntime {
-    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
-        self.0
+    /// Runs `server` on this runtime, listening on `listener` (made with
+    /// [`loopback_listener`]).
+    fn serve<F, Served>(&self, listener: std::net::TcpListener, server: F) -> JoinHandle<()>
+    where
+        F: FnOnce(TcpListener) -> Served + Send + 'static,
+        Served: Future<Output = ()> + Send + 'static,
+    {
+        let runtime = self
+            .0
             .as_ref()
-            .expect("the runtime is only taken when dropped")
-            .spawn(task)
+            .expect("the runtime is only taken when dropped");
+        runtime.spawn(async move {
+            // Registered with this runtime's reactor, where it is served.
+            let listener = TcpListener::from_std(listener)
+                .expect("a listener made non-blocking, in the runtime that serves it");
+            server(listener).await;
+        })
     }
 }
 

@@ -73,12 +73,7 @@ impl WalletArgs {
                 );
             }
         }
-        let database = match url {
-            "embedded" => Some(embedded_url(data_dir)),
-            _ if url.starts_with("sqlite:") || url.starts_with("postgres") => Some(url.to_owned()),
-            _ => None,
-        };
-        if let Some(database) = database {
+        if let Some(database) = database_url(url, data_dir) {
             if self.wallet_ca.is_some() {
                 bail!("--wallet-ca is for a wallet reached over the network, not `{url}`");
             }
@@ -131,22 +126,19 @@ impl WalletArgs {
         token: &str,
     ) -> anyhow::Result<(Arc<dyn Wallet>, String)> {
         let url = self.wallet_limits.as_str();
-        let grpc_store = url.starts_with("grpc://") || url.starts_with("grpcs://");
         if self.wallet_limits_ca.is_some() && !url.starts_with("grpcs://") {
             bail!("--wallet-limits-ca is for `--wallet-limits grpcs://…`, not `{url}`");
         }
-        if grpc_store {
+        if url.starts_with("grpc://") || url.starts_with("grpcs://") {
             let ca = self.wallet_limits_ca.as_deref();
             let wallet = grpc(url, ca, token, "--wallet-limits")?;
             return Ok((Arc::new(wallet), format!("banco wallet ({url})")));
         }
-        let database = match url {
-            "embedded" => embedded_url(data_dir),
-            _ if url.starts_with("sqlite:") || url.starts_with("postgres") => url.to_owned(),
-            _ => bail!(
+        let Some(database) = database_url(url, data_dir) else {
+            bail!(
                 "--wallet-limits {url}: not a store of self-limits; use `embedded`, \
                  `sqlite://PATH`, `postgres://…`, `grpc://HOST:PORT` or `grpcs://HOST:PORT`"
-            ),
+            )
         };
         if url == "embedded" {
             tracing::warn!(
@@ -157,6 +149,16 @@ impl WalletArgs {
         }
         let store = open_store(&database).await?;
         Ok((store, redacted(&database)))
+    }
+}
+
+/// The database of banco's own store that `url` names, if it names one: `embedded` (in
+/// `data_dir`), `sqlite:…` or `postgres…`.
+fn database_url(url: &str, data_dir: &Path) -> Option<String> {
+    match url {
+        "embedded" => Some(embedded_url(data_dir)),
+        _ if url.starts_with("sqlite:") || url.starts_with("postgres") => Some(url.to_owned()),
+        _ => None,
     }
 }
 
@@ -201,7 +203,68 @@ fn grpc(url: &str, ca: Option<&Path>, token: &str, flag: &str) -> anyhow::Result
 
 #[cfg(test)]
 mod tests {
-    use super::redacted;
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+
+    use super::{WalletArgs, database_url, redacted};
+
+    #[test]
+    fn a_database_is_banco_s_own_store_and_nothing_else_is() {
+        let dir = Path::new("/var/banco");
+        assert_eq!(
+            database_url("embedded", dir).as_deref(),
+            Some("sqlite:///var/banco/wallet.db")
+        );
+        for url in ["sqlite:///srv/limits.db", "postgres://banco@db/wallet"] {
+            assert_eq!(database_url(url, dir).as_deref(), Some(url));
+        }
+        for url in [
+            "grpc://127.0.0.1:7104",
+            "seamless+https://casino.example/",
+            "limits",
+        ] {
+            assert_eq!(database_url(url, dir), None, "{url}");
+        }
+    }
+
+    /// A seamless wallet with `limits` (and `limits_ca`): the error opening it, which every
+    /// case here has before anything is dialled or opened.
+    async fn seamless_with(limits: &str, limits_ca: Option<&str>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("wallet.secret");
+        std::fs::write(&secret, "a secret shared with the casino, 32 bytes or more").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let args = WalletArgs {
+            wallet: "seamless+http://127.0.0.1:9/".to_owned(),
+            wallet_secret_file: Some(secret),
+            wallet_ca: None,
+            wallet_limits: limits.to_owned(),
+            wallet_limits_ca: limits_ca.map(Into::into),
+        };
+        match args.open(dir.path(), "token").await {
+            Ok(opened) => panic!("{limits}: opened {opened:?}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_of_self_limits_that_is_none_is_refused_naming_the_flag() {
+        let unknown = seamless_with("redis://127.0.0.1", None).await;
+        assert!(
+            unknown.contains("--wallet-limits redis://127.0.0.1: not a store of self-limits"),
+            "{unknown}"
+        );
+        let ca = seamless_with("grpc://127.0.0.1:7104", Some("ca.pem")).await;
+        assert!(
+            ca.contains("--wallet-limits-ca is for `--wallet-limits grpcs://…`"),
+            "{ca}"
+        );
+    }
 
     #[test]
     fn a_database_password_is_never_shown() {
